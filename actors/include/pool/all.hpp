@@ -1,0 +1,15 @@
+#pragma once
+
+// The one header for the common case: options, errors, protocol, the spawn
+// façade and the submit helpers.
+
+#include "pool/configure.hpp"
+#include "pool/errors.hpp"
+#include "pool/memory_store.hpp"
+#include "pool/options.hpp"
+#include "pool/protocol.hpp"
+#include "pool/queue.hpp"
+#include "pool/shepherd.hpp"
+#include "pool/spawn.hpp"
+#include "pool/stats.hpp"
+#include "pool/worker.hpp"

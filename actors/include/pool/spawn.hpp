@@ -1,0 +1,89 @@
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <utility>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/expected.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "pool/memory_store.hpp"
+#include "pool/options.hpp"
+#include "pool/shepherd.hpp"
+#include "pool/worker.hpp"
+
+namespace pool {
+
+/// Spawns a pool running `fn` on every submitted operation and returns its
+/// handle: the shepherd, an ordinary `caf::actor` that may be passed in
+/// messages, monitored and linked. `fn` is `Out(In...)` or
+/// `caf::expected<Out>(In...)`; a thrown exception or a returned error is a
+/// failed attempt. Returns the validation error when `opts` is invalid.
+///
+/// Submit from an actor:
+/// `self->request(pool, timeout, pool::submit_atom_v, in...)` replies `Out`
+/// or a `caf::error`; `(pool::submit_after_atom_v, delay, in...)` does the
+/// same but is not started before `delay` has passed.
+/// The pool stops when its last handle is gone, or when it is sent an exit.
+/// Does not block; callable from any thread.
+template <class F>
+caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
+                                     pool_options opts = {}) {
+  if (auto err = opts.validate())
+    return err;
+  using args = typename detail::job_traits<F>::args;
+  shepherd_config cfg;
+  cfg.store = std::make_shared<memory_store>();
+  cfg.accepts = [](const caf::message& x) {
+    return detail::payload_matches(x, args{});
+  };
+  cfg.input_type = detail::type_names(args{});
+  auto dedicated = opts.kind() == worker_kind::dedicated;
+  cfg.spawn_worker = [fn, dedicated](caf::actor_system& sys) {
+    if (dedicated)
+      return sys.spawn<caf::detached>(worker_actor<F>, fn);
+    return sys.spawn(worker_actor<F>, fn);
+  };
+  cfg.options = std::move(opts);
+  return sys.spawn(shepherd, std::move(cfg));
+}
+
+/// Submits `xs...` from non-actor code and blocks until the outcome is
+/// known or `timeout` passed (then `caf::sec::request_timeout`). Safe from
+/// any thread that is not a CAF scheduler thread.
+template <class Out, class Rep, class Period, class... Ts>
+caf::expected<Out> blocking_submit(caf::actor_system& sys,
+                                   const caf::actor& pool,
+                                   std::chrono::duration<Rep, Period> timeout,
+                                   Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  caf::expected<Out> result{caf::sec::request_timeout};
+  self
+    ->request(pool, std::chrono::duration_cast<caf::timespan>(timeout),
+              submit_atom_v, std::forward<Ts>(xs)...)
+    .receive([&](Out& x) { result = std::move(x); },
+             [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+/// Submits `xs...` from non-actor code and returns a future of the outcome.
+/// Does not block; the future is always satisfied (with a result, the job's
+/// error, or the pool's termination error). Callable from any thread.
+template <class Out, class... Ts>
+std::future<caf::expected<Out>>
+submit_future(caf::actor_system& sys, const caf::actor& pool, Ts... xs) {
+  auto promise = std::make_shared<std::promise<caf::expected<Out>>>();
+  auto result = promise->get_future();
+  sys.spawn([promise, pool, xs...](caf::event_based_actor* self) {
+    self->request(pool, caf::infinite, submit_atom_v, xs...)
+      .then(
+        [promise](Out& x) { promise->set_value(std::move(x)); },
+        [promise](caf::error& err) { promise->set_value(std::move(err)); });
+  });
+  return result;
+}
+
+} // namespace pool

@@ -1,0 +1,151 @@
+#pragma once
+
+#include <exception>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <caf/actor_cast.hpp>
+#include <caf/detail/pretty_type_name.hpp>
+#include <caf/detail/type_traits.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/expected.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "pool/errors.hpp"
+#include "pool/protocol.hpp"
+
+namespace pool {
+
+namespace detail {
+
+template <class T>
+struct unwrap_expected {
+  using type = T;
+  static constexpr bool is_expected = false;
+};
+
+template <class T>
+struct unwrap_expected<caf::expected<T>> {
+  using type = T;
+  static constexpr bool is_expected = true;
+};
+
+/// Compile-time facts about a job function `Out(In...)` or
+/// `caf::expected<Out>(In...)`.
+template <class F>
+struct job_traits {
+  using trait = caf::detail::get_callable_trait<F>;
+  using args = typename caf::detail::tl_map<typename trait::arg_types,
+                                            std::decay>::type;
+  using raw_result = typename trait::result_type;
+  using result = typename unwrap_expected<raw_result>::type;
+  static constexpr bool returns_expected
+    = unwrap_expected<raw_result>::is_expected;
+};
+
+template <class... Ts>
+bool payload_matches(const caf::message& x, caf::detail::type_list<Ts...>) {
+  return x.match_elements<Ts...>();
+}
+
+template <class... Ts>
+std::string type_names(caf::detail::type_list<Ts...>) {
+  std::string result;
+  ((result += (result.empty() ? "" : ", "), result += caf::detail::pretty_type_name(typeid(Ts))), ...);
+  return result;
+}
+
+template <class F, class... Ts, size_t... Is>
+decltype(auto) call_with(F& fn, const caf::message& x,
+                         caf::detail::type_list<Ts...>,
+                         std::index_sequence<Is...>) {
+  return fn(x.get_as<Ts>(Is)...);
+}
+
+/// Runs `fn` on the payload and packs the outcome for a status reply:
+/// a result message, or an error when the job threw or returned one.
+template <class F>
+caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
+  using traits = job_traits<F>;
+  using args = typename traits::args;
+  try {
+    auto idx = std::make_index_sequence<caf::detail::tl_size<args>::value>{};
+    if constexpr (std::is_void_v<typename traits::raw_result>) {
+      call_with(fn, payload, args{}, idx);
+      return caf::make_message(caf::unit);
+    } else if constexpr (traits::returns_expected) {
+      auto res = call_with(fn, payload, args{}, idx);
+      if (!res)
+        return std::move(res.error());
+      return caf::make_message(std::move(*res));
+    } else {
+      return caf::make_message(call_with(fn, payload, args{}, idx));
+    }
+  } catch (std::exception& ex) {
+    return caf::make_error(pool_errc::job_failed, std::string{"exception"},
+                           std::string{ex.what()});
+  } catch (...) {
+    return caf::make_error(pool_errc::job_failed, std::string{"exception"},
+                           std::string{"unknown exception type"});
+  }
+}
+
+} // namespace detail
+
+/// State of a worker: where it is in its state machine, and its two
+/// behaviors (kept here, not in each other's closures, so nothing leaks).
+struct worker_state {
+  static inline const char* name = "pool.worker";
+  worker_phase phase = worker_phase::sleeping;
+  caf::behavior sleeping;
+  caf::behavior waiting;
+};
+
+/// A worker running `fn` on each `work_to_do`. Starts sleeping; a
+/// `wake_up` makes it ask the sender (the shepherd) for work; a `wake_up`
+/// while waiting or working changes nothing. Replies go to whoever sent the
+/// work, so a worker needs no handle on its shepherd (and keeps none alive).
+template <class F>
+caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
+  auto run = [self, fn](work_record& record) mutable {
+    auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
+    self->state.phase = worker_phase::working;
+    auto outcome = detail::run_job(fn, record.payload);
+    if (outcome)
+      self->send(shepherd, status_reply_atom_v, record.id,
+                 std::move(*outcome));
+    else
+      self->send(shepherd, status_reply_atom_v, record.id,
+                 std::move(outcome.error()));
+    self->state.phase = worker_phase::waiting;
+    self->send(shepherd, give_me_work_atom_v);
+  };
+  self->state.sleeping = caf::behavior{
+    [self](wake_up_atom) {
+      self->state.phase = worker_phase::waiting;
+      self->send(caf::actor_cast<caf::actor>(self->current_sender()),
+                 give_me_work_atom_v);
+      self->become(self->state.waiting);
+    },
+    [self, run](work_to_do_atom, work_record& record) mutable {
+      // Work while asleep (a shepherd may skip the wake-up): run it, then
+      // the worker is waiting like after any attempt.
+      run(record);
+      self->become(self->state.waiting);
+    },
+    [](go_to_sleep_atom) {},
+  };
+  self->state.waiting = caf::behavior{
+    [](wake_up_atom) {},
+    [run](work_to_do_atom, work_record& record) mutable { run(record); },
+    [self](go_to_sleep_atom) {
+      self->state.phase = worker_phase::sleeping;
+      self->become(self->state.sleeping);
+    },
+  };
+  return self->state.sleeping;
+}
+
+} // namespace pool

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
+#include <caf/fwd.hpp>
+#include <caf/make_message.hpp>
+#include <caf/message.hpp>
+
+namespace pool {
+
+/// Every error the pool reports to a user. The numeric values are stable:
+/// they cross the network and land in durable stores, so never renumber.
+enum class pool_errc : uint8_t {
+  /// Not an error.
+  none = 0,
+  /// An option failed validation. Context: (field name, reason).
+  invalid_option = 1,
+  /// A submit carried a payload that is not the pool's input type.
+  /// Context: (expected type, received message as text).
+  wrong_input_type = 2,
+  /// A delayed submit carried a negative delay. Context: (delay as text).
+  invalid_delay = 3,
+  /// The job threw or returned an error on its final attempt.
+  /// Context: (attempt count, last error as text).
+  job_failed = 4,
+  /// A message that a pool actor does not understand. Context: (message).
+  unexpected_message = 5,
+  /// The shepherd terminated before the operation finished.
+  /// Context: (exit reason as text).
+  pool_terminated = 6,
+};
+
+/// Returns the stable name of `x`, e.g. `"invalid_option"`.
+std::string to_string(pool_errc x);
+
+/// The category atom under which `pool_errc` values travel in `caf::error`.
+constexpr caf::atom_value pool_error_category = caf::atom("pool");
+
+/// Renders an error of the pool category, including its context, for
+/// humans: `pool.invalid_option: workers: must be at least 1`.
+/// Safe to call from any thread.
+std::string render_pool_error(uint8_t code, caf::atom_value category,
+                              const caf::message& context);
+
+/// Renders any `caf::error` for humans, using `render_pool_error` for the
+/// pool category and CAF's own text otherwise. Safe from any thread.
+std::string describe(const caf::error& err);
+
+/// Returns whether `err` belongs to the pool category and carries `code`.
+bool is(const caf::error& err, pool_errc code);
+
+} // namespace pool
+
+CAF_ERROR_CODE_ENUM(pool::pool_errc, "pool")

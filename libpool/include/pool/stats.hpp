@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/meta/type_name.hpp>
+#include <caf/timespan.hpp>
+
+namespace pool {
+
+/// What the queue reports about its entries, at one instant.
+struct queue_counts {
+  /// Entries due now.
+  uint64_t available = 0;
+  /// Entries not yet due.
+  uint64_t delayed = 0;
+  /// Time until the earliest delayed entry is due; `caf::timespan::max()`
+  /// when there is none.
+  caf::timespan next_due_in = caf::timespan::max();
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, queue_counts& x) {
+  return f(caf::meta::type_name("pool::queue_counts"), x.available, x.delayed,
+           x.next_due_in);
+}
+
+/// A consistent snapshot of a pool, taken by the shepherd in one message
+/// handler. Worker figures always satisfy
+/// `busy + waiting + sleeping == workers`.
+struct pool_stats {
+  /// Local workers the pool is configured with.
+  uint64_t configured = 0;
+  /// Workers currently part of the pool (configured plus joined ones).
+  uint64_t workers = 0;
+  /// Workers holding an attempt.
+  uint64_t busy = 0;
+  /// Workers asking for work or woken and about to ask.
+  uint64_t waiting = 0;
+  /// Workers told to sleep until the shepherd wakes them.
+  uint64_t sleeping = 0;
+  /// Of `workers`, how many joined through the protocol (e.g. remote).
+  uint64_t joined = 0;
+  /// Queue entries due now.
+  uint64_t available = 0;
+  /// Queue entries not yet due.
+  uint64_t delayed = 0;
+  /// Operations accepted so far.
+  uint64_t submitted = 0;
+  /// Operations whose caller received a result.
+  uint64_t completed = 0;
+  /// Operations whose caller received a final error.
+  uint64_t failed = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
+  return f(caf::meta::type_name("pool::pool_stats"), x.configured, x.workers,
+           x.busy, x.waiting, x.sleeping, x.joined, x.available, x.delayed,
+           x.submitted, x.completed, x.failed);
+}
+
+/// One line, `key=value` pairs, for logs and command-line tools.
+std::string to_string(const pool_stats& x);
+
+} // namespace pool

@@ -1,0 +1,63 @@
+#pragma once
+
+// The one type-ID block of the project: every atom and every message type
+// exchanged between callers, shepherd, queue and workers. The protocol is
+// documented in docs/protocol.md; keep both in step.
+
+#include <caf/type_id.hpp>
+
+#include "pool/stats.hpp"
+#include "pool/work_record.hpp"
+
+CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
+
+  // -- message types ----------------------------------------------------------
+
+  CAF_ADD_TYPE_ID(pool, (pool::attempt_id))
+  CAF_ADD_TYPE_ID(pool, (pool::work_record))
+  CAF_ADD_TYPE_ID(pool, (pool::queue_counts))
+  CAF_ADD_TYPE_ID(pool, (pool::pool_stats))
+
+  // -- callers -> shepherd ----------------------------------------------------
+
+  /// `(submit, In...)`: run the pool's function on `In...`; replies `Out`.
+  CAF_ADD_ATOM(pool, pool, submit_atom, "submit")
+  /// `(sub_after, timespan delay, In...)`: as submit, not started before
+  /// `delay` has passed.
+  CAF_ADD_ATOM(pool, pool, submit_after_atom, "sub_after")
+  /// `(pool_stats)`: replies a `pool_stats` snapshot.
+  CAF_ADD_ATOM(pool, pool, pool_stats_atom, "pool_stats")
+  /// `(join_pool, actor)`: adds an actor speaking the worker protocol.
+  CAF_ADD_ATOM(pool, pool, join_pool_atom, "join_pool")
+
+  // -- shepherd <-> queue -----------------------------------------------------
+
+  /// `(add_work, work_record, timespan delay)`: replies `queue_counts`.
+  CAF_ADD_ATOM(pool, pool, add_work_atom, "add_work")
+  /// `(get_work)`: replies `work_record` or `(no_work, timespan wait)`.
+  CAF_ADD_ATOM(pool, pool, get_work_atom, "get_work")
+  /// Reply to `get_work` when nothing is due: `(no_work, timespan wait)`.
+  CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
+  /// `(count_work)`: replies `queue_counts`.
+  CAF_ADD_ATOM(pool, pool, count_work_atom, "count_work")
+
+  // -- shepherd <-> workers ---------------------------------------------------
+
+  /// shepherd -> sleeping worker: start asking for work.
+  CAF_ADD_ATOM(pool, pool, wake_up_atom, "wake_up")
+  /// worker -> shepherd: `(give_work)`, I am free.
+  CAF_ADD_ATOM(pool, pool, give_me_work_atom, "give_work")
+  /// shepherd -> worker: `(work_to_do, work_record)`.
+  CAF_ADD_ATOM(pool, pool, work_to_do_atom, "work_to_do")
+  /// shepherd -> worker: nothing is due, sleep until woken.
+  CAF_ADD_ATOM(pool, pool, go_to_sleep_atom, "go_sleep")
+  /// worker -> shepherd: `(status_rep, attempt_id, message result)` or
+  /// `(status_rep, attempt_id, error)`.
+  CAF_ADD_ATOM(pool, pool, status_reply_atom, "status_rep")
+
+  // -- shepherd internal ------------------------------------------------------
+
+  /// Timer: the earliest delayed entry is due.
+  CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
+
+CAF_END_TYPE_ID_BLOCK(pool)

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/message.hpp>
+#include <caf/meta/type_name.hpp>
+
+namespace pool {
+
+/// Identifies one dispatch of an operation: (operation id, attempt number).
+/// A reply for an attempt the shepherd no longer waits for is dropped.
+struct attempt_id {
+  /// Operation id, unique per shepherd, assigned at submit; never 0.
+  uint64_t operation = 0;
+  /// 1 for the first dispatch, 2 for the first retry, ...
+  uint32_t attempt = 0;
+};
+
+inline bool operator==(const attempt_id& x, const attempt_id& y) noexcept {
+  return x.operation == y.operation && x.attempt == y.attempt;
+}
+
+inline bool operator!=(const attempt_id& x, const attempt_id& y) noexcept {
+  return !(x == y);
+}
+
+/// Renders as `op#<operation>/<attempt>`.
+std::string to_string(const attempt_id& x);
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, attempt_id& x) {
+  return f(caf::meta::type_name("pool::attempt_id"), x.operation, x.attempt);
+}
+
+/// One entry of the queue and the unit of work handed to a worker: the
+/// attempt identity plus the type-erased input of the user's function.
+struct work_record {
+  attempt_id id;
+  /// The operation's input, exactly as the caller submitted it.
+  caf::message payload;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, work_record& x) {
+  return f(caf::meta::type_name("pool::work_record"), x.id, x.payload);
+}
+
+} // namespace pool

@@ -1,0 +1,81 @@
+#include "pool/errors.hpp"
+
+#include <caf/message.hpp>
+#include <caf/sec.hpp>
+
+namespace pool {
+
+std::string to_string(pool_errc x) {
+  switch (x) {
+    case pool_errc::none:
+      return "none";
+    case pool_errc::invalid_option:
+      return "invalid_option";
+    case pool_errc::wrong_input_type:
+      return "wrong_input_type";
+    case pool_errc::invalid_delay:
+      return "invalid_delay";
+    case pool_errc::job_failed:
+      return "job_failed";
+    case pool_errc::unexpected_message:
+      return "unexpected_message";
+    case pool_errc::pool_terminated:
+      return "pool_terminated";
+  }
+  return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
+}
+
+namespace {
+
+// Joins the string elements of a context message with ": "; other elements
+// are rendered with CAF's generic printer.
+std::string render_context(const caf::message& context) {
+  std::string result;
+  for (size_t i = 0; i < context.size(); ++i) {
+    if (!result.empty())
+      result += ": ";
+    if (context.match_element<std::string>(i))
+      result += context.get_as<std::string>(i);
+    else
+      result += context.stringify(i);
+  }
+  return result;
+}
+
+} // namespace
+
+std::string render_pool_error(uint8_t code, caf::atom_value category,
+                              const caf::message& context) {
+  std::string result = caf::to_string(category);
+  result += '.';
+  result += to_string(static_cast<pool_errc>(code));
+  if (!context.empty()) {
+    result += ": ";
+    result += render_context(context);
+  }
+  return result;
+}
+
+std::string describe(const caf::error& err) {
+  if (!err)
+    return "none";
+  if (err.category() == pool_error_category)
+    return render_pool_error(err.code(), err.category(), err.context());
+  if (err.category() == caf::atom("system")) {
+    std::string result = "system.";
+    result += caf::to_string(static_cast<caf::sec>(err.code()));
+    if (!err.context().empty()) {
+      result += ": ";
+      result += render_context(err.context());
+    }
+    return result;
+  }
+  return caf::to_string(err);
+}
+
+bool is(const caf::error& err, pool_errc code) {
+  return err.category() == pool_error_category
+         && err.code() == static_cast<uint8_t>(code);
+}
+
+} // namespace pool
