@@ -347,10 +347,10 @@ void shepherd_state::on_down(caf::down_msg& msg) {
                          std::string{"worker terminated"},
                          describe(msg.reason)));
   remove_worker(key);
-  if (!joined) {
+  if (!joined)
     add_worker(cfg_.spawn_worker(self_->home_system()), false);
-    refresh_counts();
-  }
+  // Work the departed worker was woken for must find another taker.
+  refresh_counts();
 }
 
 void shepherd_state::fail(uint64_t operation_id, caf::error err) {

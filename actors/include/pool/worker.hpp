@@ -70,6 +70,9 @@ template <class F>
 caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
   using traits = job_traits<F>;
   using args = typename traits::args;
+  if (!payload_matches(payload, args{}))
+    return caf::make_error(pool_errc::wrong_input_type, type_names(args{}),
+                           to_string(payload));
   try {
     auto idx = std::make_index_sequence<caf::detail::tl_size<args>::value>{};
     if constexpr (std::is_void_v<typename traits::raw_result>) {

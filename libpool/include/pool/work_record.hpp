@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include <caf/make_message.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
 

@@ -1,0 +1,108 @@
+#pragma once
+
+// A fixture running CAF's testing scheduler: no threads, simulated time.
+// `run()` executes every pending message one at a time and returns what was
+// delivered, in order, so tests can assert on the protocol itself.
+
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <pool/all.hpp>
+
+namespace pool::test {
+
+struct testing_config : caf::actor_system_config {
+  testing_config() {
+    set("scheduler.policy", caf::atom("testing"));
+    set("logger.verbosity", caf::atom("quiet"));
+    pool::configure(*this);
+  }
+};
+
+/// One delivered message: receiver, sender and the leading atom (empty
+/// when the message does not start with an atom, e.g. a plain reply).
+struct event {
+  caf::strong_actor_ptr from;
+  caf::actor_addr to;
+  std::string tag;
+  caf::message content;
+};
+
+struct deterministic {
+  testing_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scheduler::test_coordinator& sched
+    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  std::unique_ptr<caf::scoped_actor> self_ptr
+    = std::make_unique<caf::scoped_actor>(sys);
+  /// Plays the caller (and, where a test says so, a joined worker).
+  caf::scoped_actor& self = *self_ptr;
+
+  /// Nothing runs by itself under the testing scheduler: drain every
+  /// message and timer so that all actors can terminate before the actor
+  /// system (which waits for them) is destroyed.
+  ~deterministic() {
+    drain();
+    self_ptr.reset();
+    drain();
+  }
+
+  void drain() {
+    for (int i = 0; i < 1000; ++i) {
+      auto ran = !run().empty();
+      if (sched.has_pending_timeout())
+        sched.trigger_timeouts();
+      else if (!ran && !sched.has_job())
+        break;
+    }
+  }
+
+  /// Runs until no message is pending; returns every delivered message.
+  std::vector<event> run() {
+    std::vector<event> result;
+    while (sched.has_job()) {
+      auto& next = sched.next_job<caf::scheduled_actor>();
+      if (auto ptr = next.mailbox().peek()) {
+        event ev;
+        ev.from = ptr->sender;
+        ev.to = next.address();
+        ev.content = ptr->copy_content_to_message();
+        if (ev.content.match_element<caf::atom_value>(0))
+          ev.tag = caf::to_string(ev.content.get_as<caf::atom_value>(0));
+        result.push_back(std::move(ev));
+      }
+      sched.run_once();
+    }
+    return result;
+  }
+
+  /// Advances simulated time by `d`, then runs; returns what was delivered.
+  std::vector<event> advance(caf::timespan d) {
+    sched.advance_time(d);
+    return run();
+  }
+
+  /// Number of messages waiting in the scoped actor's mailbox.
+  size_t replies() {
+    return self->mailbox().size();
+  }
+
+  /// Leading atoms of `events`, in order.
+  static std::vector<std::string> tags(const std::vector<event>& events) {
+    std::vector<std::string> result;
+    for (auto& ev : events)
+      if (!ev.tag.empty())
+        result.push_back(ev.tag);
+    return result;
+  }
+
+  static size_t count(const std::vector<event>& events, const char* tag) {
+    size_t n = 0;
+    for (auto& ev : events)
+      n += ev.tag == tag ? 1 : 0;
+    return n;
+  }
+};
+
+} // namespace pool::test

@@ -1,0 +1,46 @@
+// Option validation: every invalid value is refused with the field's name.
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+
+#include "pool/all.hpp"
+
+TEST_CASE("default options are valid" * doctest::timeout(10)) {
+  pool::pool_options opts;
+  CHECK(!opts.validate());
+  CHECK(opts.workers() == 4);
+  CHECK(opts.kind() == pool::worker_kind::cooperative);
+}
+
+TEST_CASE("zero workers is refused, naming the field" * doctest::timeout(10)) {
+  auto err = pool::pool_options{}.workers(0).validate();
+  REQUIRE(err);
+  CHECK(pool::is(err, pool::pool_errc::invalid_option));
+  CHECK(pool::describe(err)
+        == "pool.invalid_option: workers: must be at least 1");
+}
+
+TEST_CASE("an empty name is refused, naming the field" * doctest::timeout(10)) {
+  auto err = pool::pool_options{}.name("").validate();
+  REQUIRE(err);
+  CHECK(pool::describe(err).find("name") != std::string::npos);
+}
+
+TEST_CASE("dedicated pools default to cores - 1 workers, at least 1"
+          * doctest::timeout(10)) {
+  auto opts = pool::pool_options{}.kind(pool::worker_kind::dedicated);
+  CHECK(opts.workers() == pool::default_dedicated_workers());
+  CHECK(opts.workers() >= 1);
+  CHECK(opts.workers(3).workers() == 3);
+}
+
+TEST_CASE("spawning with invalid options fails with the validation error"
+          * doctest::timeout(30)) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return x; },
+                               pool::pool_options{}.workers(0));
+  REQUIRE(!pool);
+  CHECK(pool::is(pool.error(), pool::pool_errc::invalid_option));
+  CHECK(pool::describe(pool.error()).find("workers") != std::string::npos);
+}

@@ -1,0 +1,202 @@
+// The pattern's message sequences, step by step on CAF's testing scheduler:
+// no work available, a successful attempt, delayed work, and waking only as
+// many workers as there is due work.
+#include <doctest/doctest.h>
+
+#include "deterministic.hpp"
+
+using namespace std::chrono_literals;
+using pool::test::deterministic;
+using strings = std::vector<std::string>;
+
+namespace {
+
+auto twice = [](int x) { return x * 2; };
+
+caf::actor spawn_twice(caf::actor_system& sys, size_t workers) {
+  auto pool = pool::spawn_pool(sys, twice,
+                               pool::pool_options{}.workers(workers));
+  REQUIRE(pool);
+  return *pool;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a successful attempt, 1 worker: the pattern's sequence"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 1);
+  run();
+  auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 21);
+  auto events = run();
+  CHECK(tags(events)
+        == strings{"submit",   "add_work",   "wake_up",    "give_work",
+                   "get_work", "work_to_do", "status_rep", "give_work",
+                   "get_work", "no_work",    "go_sleep"});
+  REQUIRE(replies() == 1);
+  answer.receive([](int y) { CHECK(y == 42); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "no work available: give_work is answered by go_sleep"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 1);
+  // The scoped actor speaks the worker side of the protocol.
+  auto me = caf::actor_cast<caf::actor>(self);
+  self->send(pool, pool::join_pool_atom_v, me);
+  run();
+  self->send(pool, pool::give_me_work_atom_v);
+  auto events = run();
+  // go_sleep goes to the scoped actor, outside the scheduler's trace.
+  CHECK(tags(events) == strings{"give_work", "get_work", "no_work"});
+  REQUIRE(replies() == 1);
+  bool slept = false;
+  self->receive([&](pool::go_to_sleep_atom) { slept = true; },
+                caf::after(0s) >> [] {});
+  CHECK(slept);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "one submit with 3 sleeping workers wakes exactly one"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 3);
+  run();
+  auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 1);
+  auto events = run();
+  CHECK(count(events, "wake_up") == 1);
+  CHECK(count(events, "work_to_do") == 1);
+  REQUIRE(replies() == 1);
+  answer.receive([](int y) { CHECK(y == 2); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "3 submits with 3 sleeping workers wake 3, never more"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 3);
+  run();
+  for (int i = 0; i < 3; ++i)
+    self->send(pool, pool::submit_atom_v, i);
+  auto events = run();
+  CHECK(count(events, "wake_up") == 3);
+  CHECK(count(events, "work_to_do") == 3);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "the most recently slept worker is woken first"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 2);
+  auto me = caf::actor_cast<caf::actor>(self);
+  self->send(pool, pool::join_pool_atom_v, me);
+  run();
+  // The joined worker went to sleep last: the one submit wakes it.
+  self->send(pool, pool::submit_atom_v, 5);
+  auto events = run();
+  // The wake_up went to the scoped actor, not to a scheduled worker.
+  CHECK(count(events, "wake_up") == 0);
+  REQUIRE(replies() == 1);
+  bool woken = false;
+  self->receive([&](pool::wake_up_atom) { woken = true; },
+                caf::after(0s) >> [] {});
+  CHECK(woken);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "delayed work is handed out at its deadline, not a tick before"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 2);
+  run();
+  auto answer = self->request(pool, caf::infinite, pool::submit_after_atom_v,
+                              caf::timespan{10s}, 4);
+  auto events = run();
+  CHECK(count(events, "wake_up") == 0);
+  CHECK(count(events, "work_to_do") == 0);
+  events = advance(10s - 1ns);
+  CHECK(count(events, "work_to_do") == 0);
+  CHECK(replies() == 0);
+  events = advance(1ns);
+  CHECK(count(events, "due_timer") == 1);
+  CHECK(count(events, "wake_up") == 1);
+  CHECK(count(events, "work_to_do") == 1);
+  REQUIRE(replies() == 1);
+  answer.receive([](int y) { CHECK(y == 8); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "workers sleep while only delayed work remains, woken at "
+                  "the earliest deadline" * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 1);
+  run();
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{20s}, 2);
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{5s}, 1);
+  self->send(pool, pool::submit_atom_v, 0);
+  auto events = run();
+  // The due job ran; the worker then heard "no work until 5 s" and slept.
+  CHECK(count(events, "work_to_do") == 1);
+  CHECK(tags(events).back() == "go_sleep");
+  events = advance(5s);
+  CHECK(count(events, "work_to_do") == 1);
+  events = advance(15s - 1ns);
+  CHECK(count(events, "work_to_do") == 0);
+  events = advance(1ns);
+  CHECK(count(events, "work_to_do") == 1);
+  std::vector<int> results;
+  for (int i = 0; i < 3; ++i)
+    self->receive([&](int y) { results.push_back(y); },
+                  caf::after(0s) >> [] {});
+  CHECK(results == std::vector<int>{0, 2, 4});
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "the shepherd answers stats itself, without asking workers"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 3);
+  run();
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1);
+  run();
+  auto query = self->request(pool, caf::infinite, pool::pool_stats_atom_v);
+  auto events = run();
+  CHECK(tags(events) == strings{"pool_stats", "count_work"});
+  REQUIRE(replies() == 1);
+  query.receive(
+    [](const pool::pool_stats& st) {
+      CHECK(st.configured == 3);
+      CHECK(st.workers == 3);
+      CHECK(st.sleeping == 3);
+      CHECK(st.busy == 0);
+      CHECK(st.waiting == 0);
+      CHECK(st.available == 0);
+      CHECK(st.delayed == 1);
+      CHECK(st.submitted == 1);
+    },
+    [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a joined protocol-speaking actor receives work"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 1);
+  auto me = caf::actor_cast<caf::actor>(self);
+  self->send(pool, pool::join_pool_atom_v, me);
+  run();
+  auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 7);
+  run();
+  // Woken (the most recent sleeper), the external worker asks for work.
+  self->receive([](pool::wake_up_atom) {});
+  self->send(pool, pool::give_me_work_atom_v);
+  run();
+  pool::work_record record;
+  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
+    record = std::move(x);
+  });
+  REQUIRE(record.payload.match_elements<int>());
+  CHECK(record.payload.get_as<int>(0) == 7);
+  CHECK(record.id.attempt == 1);
+  self->send(pool, pool::status_reply_atom_v, record.id,
+             caf::make_message(700));
+  run();
+  answer.receive([](int y) { CHECK(y == 700); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+}
