@@ -1,0 +1,327 @@
+// The pool on CAF's real scheduler: many jobs at 1, 2 and 4 workers, the
+// concurrency limit, joined workers, bad input and a terminated pool.
+// Every wait is bounded.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+
+#include <caf/all.hpp>
+
+#include "pool/all.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+struct config : caf::actor_system_config {
+  config() {
+    pool::configure(*this);
+    set("logger.verbosity", caf::atom("quiet"));
+  }
+};
+
+struct tally {
+  std::atomic<int> ok{0};
+  std::atomic<int> wrong{0};
+  std::atomic<int> errors{0};
+  std::promise<void> done;
+};
+
+/// Submits `n` jobs at once from one actor and waits (bounded) for all.
+void run_many(size_t workers, int n) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return x * 3 + 1; },
+                               pool::pool_options{}.workers(workers));
+  REQUIRE(pool);
+  auto counts = std::make_shared<tally>();
+  auto finished = counts->done.get_future();
+  sys.spawn([pool = *pool, counts, n](caf::event_based_actor* self) {
+    auto one_done = [counts, n] {
+      if (counts->ok + counts->wrong + counts->errors == n)
+        counts->done.set_value();
+    };
+    for (int i = 0; i < n; ++i)
+      self->request(pool, caf::infinite, pool::submit_atom_v, i)
+        .then(
+          [=](int y) {
+            ++(y == i * 3 + 1 ? counts->ok : counts->wrong);
+            one_done();
+          },
+          [=](caf::error&) {
+            ++counts->errors;
+            one_done();
+          });
+  });
+  REQUIRE(finished.wait_for(120s) == std::future_status::ready);
+  CHECK(counts->ok == n);
+  CHECK(counts->wrong == 0);
+  CHECK(counts->errors == 0);
+  auto st = pool::blocking_submit<int>(sys, *pool, 10s, 1);
+  REQUIRE(st);
+  caf::scoped_actor self{sys};
+  self->request(*pool, 10s, pool::pool_stats_atom_v)
+    .receive(
+      [&](const pool::pool_stats& x) {
+        CHECK(x.completed == static_cast<uint64_t>(n) + 1);
+        CHECK(x.workers == workers);
+        CHECK(x.busy + x.waiting + x.sleeping == workers);
+      },
+      [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+/// Runs `n` jobs that each hold their worker for a while and records how
+/// many run at once.
+int max_concurrency(size_t workers, int n) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto running = std::make_shared<std::atomic<int>>(0);
+  auto highest = std::make_shared<std::atomic<int>>(0);
+  auto job = [running, highest](int x) {
+    auto now = ++*running;
+    auto seen = highest->load();
+    while (now > seen && !highest->compare_exchange_weak(seen, now))
+      ; // retry
+    // Hold the worker like a short database call would (busy, not asleep,
+    // so the test does not depend on timer precision).
+    auto until = std::chrono::steady_clock::now() + 100us;
+    while (std::chrono::steady_clock::now() < until)
+      ; // spin
+    --*running;
+    return x;
+  };
+  auto pool = pool::spawn_pool(sys, job,
+                               pool::pool_options{}
+                                 .workers(workers)
+                                 .kind(pool::worker_kind::dedicated));
+  REQUIRE(pool);
+  std::vector<std::future<caf::expected<int>>> results;
+  for (int i = 0; i < n; ++i)
+    results.push_back(pool::submit_future<int>(sys, *pool, i));
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(results[i].wait_for(60s) == std::future_status::ready);
+    auto r = results[i].get();
+    REQUIRE(r);
+    CHECK(*r == i);
+  }
+  return highest->load();
+}
+
+/// Speaks the worker side of the protocol by hand, as a remote node would.
+caf::behavior external_worker(caf::event_based_actor* self,
+                              std::shared_ptr<std::atomic<int>> handled) {
+  return {
+    [self](pool::wake_up_atom) {
+      self->send(caf::actor_cast<caf::actor>(self->current_sender()),
+                 pool::give_me_work_atom_v);
+    },
+    [self, handled](pool::work_to_do_atom, pool::work_record& record) {
+      auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
+      ++*handled;
+      auto x = record.payload.get_as<int>(0);
+      self->send(shepherd, pool::status_reply_atom_v, record.id,
+                 caf::make_message(x * 3 + 1));
+      self->send(shepherd, pool::give_me_work_atom_v);
+    },
+    [](pool::go_to_sleep_atom) {},
+  };
+}
+
+} // namespace
+
+TEST_CASE("100,000 jobs through 1 worker all complete correctly"
+          * doctest::timeout(120)) {
+  run_many(1, 100'000);
+}
+
+TEST_CASE("100,000 jobs through 2 workers all complete correctly"
+          * doctest::timeout(120)) {
+  run_many(2, 100'000);
+}
+
+TEST_CASE("100,000 jobs through 4 workers all complete correctly"
+          * doctest::timeout(120)) {
+  run_many(4, 100'000);
+}
+
+TEST_CASE("no more jobs run at once than 1 worker" * doctest::timeout(60)) {
+  CHECK(max_concurrency(1, 1000) == 1);
+}
+
+TEST_CASE("no more jobs run at once than 2 workers" * doctest::timeout(60)) {
+  auto highest = max_concurrency(2, 2000);
+  CHECK(highest <= 2);
+  CHECK(highest >= 2); // the limit is reached, not merely respected
+}
+
+TEST_CASE("no more jobs run at once than 4 workers" * doctest::timeout(60)) {
+  auto highest = max_concurrency(4, 2000);
+  CHECK(highest <= 4);
+  CHECK(highest >= 2);
+}
+
+TEST_CASE("an external actor joins through the protocol and gets work"
+          * doctest::timeout(60)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return x * 3 + 1; },
+                               pool::pool_options{}.workers(1));
+  REQUIRE(pool);
+  auto handled = std::make_shared<std::atomic<int>>(0);
+  auto outsider = sys.spawn(external_worker, handled);
+  caf::scoped_actor self{sys};
+  self->request(*pool, 10s, pool::join_pool_atom_v, outsider)
+    .receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
+  std::vector<std::future<caf::expected<int>>> results;
+  for (int i = 0; i < 200; ++i)
+    results.push_back(pool::submit_future<int>(sys, *pool, i));
+  for (int i = 0; i < 200; ++i) {
+    REQUIRE(results[i].wait_for(30s) == std::future_status::ready);
+    auto r = results[i].get();
+    REQUIRE(r);
+    CHECK(*r == i * 3 + 1);
+  }
+  // It slept last, so the first submit woke it.
+  CHECK(*handled >= 1);
+  self->request(*pool, 10s, pool::pool_stats_atom_v)
+    .receive(
+      [](const pool::pool_stats& st) {
+        CHECK(st.workers == 2);
+        CHECK(st.joined == 1);
+      },
+      [](caf::error& err) { FAIL(pool::describe(err)); });
+  self->send_exit(outsider, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a payload of the wrong type fails that caller only"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return x + 1; },
+                               pool::pool_options{}.workers(2));
+  REQUIRE(pool);
+  caf::scoped_actor self{sys};
+  self->request(*pool, 10s, pool::submit_atom_v, std::string{"not an int"})
+    .receive([](int) { FAIL("accepted a string"); },
+             [](caf::error& err) {
+               CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
+               CHECK(pool::describe(err).find("int") != std::string::npos);
+             });
+  self->request(*pool, 10s, pool::submit_atom_v, 1, 2)
+    .receive([](int) { FAIL("accepted two ints"); },
+             [](caf::error& err) {
+               CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
+             });
+  auto ok = pool::blocking_submit<int>(sys, *pool, 10s, 41);
+  REQUIRE(ok);
+  CHECK(*ok == 42);
+}
+
+TEST_CASE("a negative delay is refused with a clear error"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return x; });
+  REQUIRE(pool);
+  caf::scoped_actor self{sys};
+  self
+    ->request(*pool, 10s, pool::submit_after_atom_v, caf::timespan{-1s}, 1)
+    .receive([](int) { FAIL("accepted a negative delay"); },
+             [](caf::error& err) {
+               CHECK(pool::is(err, pool::pool_errc::invalid_delay));
+             });
+}
+
+TEST_CASE("a message the shepherd does not know gets an error, not a crash"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return x; });
+  REQUIRE(pool);
+  caf::scoped_actor self{sys};
+  self->request(*pool, 10s, std::string{"hello"}, 3.5)
+    .receive([] { FAIL("answered"); },
+             [](caf::error& err) {
+               CHECK(pool::is(err, pool::pool_errc::unexpected_message));
+             });
+  CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 5) == 5);
+}
+
+TEST_CASE("a submit to a terminated pool gets an error, never a hang"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return x; });
+  REQUIRE(pool);
+  caf::scoped_actor self{sys};
+  self->monitor(*pool);
+  self->send_exit(*pool, caf::exit_reason::user_shutdown);
+  self->receive([](caf::down_msg&) {});
+  auto r = pool::blocking_submit<int>(sys, *pool, 10s, 1);
+  REQUIRE(!r);
+  CHECK(r.error() == caf::sec::request_receiver_down);
+}
+
+TEST_CASE("callers pending when the pool is killed get its termination error"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto release = std::make_shared<std::promise<void>>();
+  auto released = release->get_future().share();
+  auto started = std::make_shared<std::promise<void>>();
+  auto job = [released, started](int x) {
+    started->set_value();
+    released.wait_for(30s);
+    return x;
+  };
+  auto pool = pool::spawn_pool(sys, job,
+                               pool::pool_options{}.workers(1).kind(
+                                 pool::worker_kind::dedicated));
+  REQUIRE(pool);
+  auto running = pool::submit_future<int>(sys, *pool, 1);
+  auto queued = pool::submit_future<int>(sys, *pool, 2);
+  REQUIRE(started->get_future().wait_for(10s) == std::future_status::ready);
+  caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+  for (auto* f : {&running, &queued}) {
+    REQUIRE(f->wait_for(10s) == std::future_status::ready);
+    auto r = f->get();
+    REQUIRE(!r);
+    CHECK(pool::is(r.error(), pool::pool_errc::pool_terminated));
+  }
+  release->set_value();
+}
+
+TEST_CASE("the pool handle is an ordinary actor: passed, monitored, linked"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(sys, [](int x) { return -x; });
+  REQUIRE(pool);
+  auto result = std::make_shared<std::promise<int>>();
+  auto exit_seen = std::make_shared<std::promise<caf::error>>();
+  // A client receives the pool in a message and submits through it; it is
+  // also linked to the pool and traps the exit when the pool goes away.
+  auto client = sys.spawn([result, exit_seen](caf::event_based_actor* self) {
+    self->set_exit_handler(
+      [exit_seen](caf::exit_msg& msg) { exit_seen->set_value(msg.reason); });
+    return caf::behavior{
+      [self, result](caf::actor pool) {
+        self->link_to(pool);
+        self->request(pool, 10s, pool::submit_atom_v, 7)
+          .then([result](int y) { result->set_value(y); });
+      },
+    };
+  });
+  caf::anon_send(client, *pool);
+  auto answer = result->get_future();
+  REQUIRE(answer.wait_for(10s) == std::future_status::ready);
+  CHECK(answer.get() == -7);
+  caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+  auto reason = exit_seen->get_future();
+  REQUIRE(reason.wait_for(10s) == std::future_status::ready);
+  CHECK(reason.get() == caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(client, caf::exit_reason::kill);
+}
