@@ -48,6 +48,8 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
   for (size_t i = 0; i < cfg_.options.workers(); ++i)
     add_worker(cfg_.spawn_worker(self->home_system()), false);
   self->set_down_handler([this](caf::down_msg& msg) { on_down(msg); });
+  self->set_error_handler(
+    [this](caf::scheduled_actor*, caf::error& err) { on_queue_error(err); });
   // Submits carry payloads of the pool's input type, which the type-erased
   // shepherd cannot name in a handler signature: they arrive here.
   self->set_default_handler(
@@ -99,18 +101,31 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         timer_at_.reset();
       refresh_counts();
     },
-    [this](pool_stats_atom) -> caf::result<pool_stats> {
-      auto rp = self_->make_response_promise<pool_stats>();
-      auto snapshot = worker_stats();
-      self_->request(queue_, caf::infinite, count_work_atom_v)
-        .then(
-          [rp, snapshot](const queue_counts& counts) mutable {
-            snapshot.available = counts.available;
-            snapshot.delayed = counts.delayed;
-            rp.deliver(snapshot);
-          },
-          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-      return rp;
+    [this](pool_stats_atom) {
+      auto rp = self_->make_response_promise();
+      self_->send(queue_, count_work_atom_v);
+      exchanges_.push_back({queue_exchange::stats, 0, {}, std::move(rp)});
+    },
+    // -- answers from the queue, matched to exchanges_ in order ---------------
+    [this](queue_counts& counts) {
+      auto ex = take_exchange(queue_exchange::count);
+      if (!ex)
+        return;
+      if (ex->kind == queue_exchange::stats) {
+        auto snapshot = worker_stats();
+        snapshot.available = counts.available;
+        snapshot.delayed = counts.delayed;
+        ex->promise.deliver(snapshot);
+      }
+      on_counts(counts);
+    },
+    [this](work_record& record) {
+      if (auto ex = take_exchange(queue_exchange::get))
+        dispatch(ex->worker, std::move(record));
+    },
+    [this](no_work_atom, caf::timespan wait) {
+      if (auto ex = take_exchange(queue_exchange::get))
+        put_to_sleep(ex->worker, wait);
     },
     [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
       if (!worker)
@@ -135,10 +150,7 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
   auto id = next_operation_++;
   ++submitted_;
   operations_.emplace(id, operation{self_->make_response_promise(), 1});
-  self_->request(queue_, caf::infinite, add_work_atom_v,
-                 work_record{attempt_id{id, 1}, std::move(payload)}, delay)
-    .then([this](const queue_counts& counts) { on_counts(counts); },
-          [this, id](caf::error& err) { fail(id, std::move(err)); });
+  add_work(work_record{attempt_id{id, 1}, std::move(payload)}, delay);
   return caf::delegated<caf::message>{};
 }
 
@@ -240,21 +252,49 @@ void shepherd_state::on_counts(const queue_counts& counts) {
 }
 
 void shepherd_state::request_work(const caf::actor& worker) {
-  auto mid = self_->request(queue_, caf::infinite, get_work_atom_v).id();
-  self_->add_multiplexed_response_handler(
-    mid, caf::behavior{
-           [this, worker](work_record& record) {
-             dispatch(worker, std::move(record));
-           },
-           [this, worker](no_work_atom, caf::timespan wait) {
-             put_to_sleep(worker, wait);
-           },
-           [this, worker](caf::error&) {
-             // The queue failed this exchange; the down handler deals with
-             // the queue itself. The worker sleeps until work shows up.
-             put_to_sleep(worker, no_deadline);
-           },
-         });
+  self_->send(queue_, get_work_atom_v);
+  exchanges_.push_back({queue_exchange::get, 0, worker, {}});
+}
+
+void shepherd_state::add_work(work_record record, caf::timespan delay) {
+  auto operation = record.id.operation;
+  self_->send(queue_, add_work_atom_v, std::move(record), delay);
+  exchanges_.push_back({queue_exchange::add, operation, {}, {}});
+}
+
+std::optional<queue_exchange>
+shepherd_state::take_exchange(queue_exchange::kind_type expected) {
+  if (self_->current_sender() != queue_ || exchanges_.empty())
+    return std::nullopt; // Not from our queue: a stranger's message.
+  auto kind = exchanges_.front().kind;
+  // add, count and stats are all answered by queue_counts.
+  auto counts_answer = kind != queue_exchange::get;
+  if (expected == queue_exchange::get ? counts_answer : !counts_answer)
+    return std::nullopt;
+  auto result = std::move(exchanges_.front());
+  exchanges_.pop_front();
+  return result;
+}
+
+void shepherd_state::on_queue_error(caf::error& err) {
+  if (self_->current_sender() != queue_ || exchanges_.empty())
+    return;
+  auto ex = std::move(exchanges_.front());
+  exchanges_.pop_front();
+  switch (ex.kind) {
+    case queue_exchange::add:
+      fail(ex.operation, std::move(err));
+      break;
+    case queue_exchange::get:
+      // The worker sleeps until work shows up.
+      put_to_sleep(ex.worker, caf::timespan::max());
+      break;
+    case queue_exchange::stats:
+      ex.promise.deliver(std::move(err));
+      break;
+    case queue_exchange::count:
+      break;
+  }
 }
 
 void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
@@ -272,9 +312,7 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
   }
   if (slot == nullptr || slot->phase != worker_phase::waiting) {
     // The worker left meanwhile: the entry goes back, due now.
-    self_->request(queue_, caf::infinite, add_work_atom_v, std::move(record),
-                   caf::timespan::zero())
-      .then([this](const queue_counts& counts) { on_counts(counts); });
+    add_work(std::move(record), caf::timespan::zero());
     return;
   }
   slot->current = record;
@@ -304,8 +342,8 @@ void shepherd_state::arm_timer(caf::timespan wait) {
 }
 
 void shepherd_state::refresh_counts() {
-  self_->request(queue_, caf::infinite, count_work_atom_v)
-    .then([this](const queue_counts& counts) { on_counts(counts); });
+  self_->send(queue_, count_work_atom_v);
+  exchanges_.push_back({queue_exchange::count, 0, {}, {}});
 }
 
 void shepherd_state::on_status(const attempt_id& id, caf::message* result,

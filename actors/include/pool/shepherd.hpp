@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,6 +53,20 @@ struct operation {
   uint32_t attempt = 1;
 };
 
+/// One message to the queue that still awaits its answer. The queue is a
+/// single actor answering in order, so answers are matched first-in,
+/// first-out; this avoids CAF 0.17's per-request bookkeeping, whose cost
+/// grows with the number of outstanding requests.
+struct queue_exchange {
+  enum kind_type : uint8_t { add, get, count, stats } kind;
+  /// `add`: the operation whose entry is being added.
+  uint64_t operation = 0;
+  /// `get`: the worker the answer is for.
+  caf::actor worker;
+  /// `stats`: the caller waiting for a snapshot.
+  caf::response_promise promise;
+};
+
 class shepherd_state;
 
 using shepherd_actor = caf::stateful_actor<shepherd_state>;
@@ -96,6 +111,16 @@ private:
   /// Asks the queue for work on behalf of a waiting worker.
   void request_work(const caf::actor& worker);
 
+  /// Sends `(add_work, record, delay)` to the queue.
+  void add_work(work_record record, caf::timespan delay);
+
+  /// Takes the oldest pending exchange if the queue sent the current
+  /// message and the exchange is of kind `expected`.
+  std::optional<queue_exchange> take_exchange(queue_exchange::kind_type expected);
+
+  /// Handles an error from the queue for its oldest pending exchange.
+  void on_queue_error(caf::error& err);
+
   void dispatch(const caf::actor& worker, work_record record);
 
   void put_to_sleep(const caf::actor& worker, caf::timespan wait);
@@ -115,6 +140,8 @@ private:
   shepherd_actor* self_ = nullptr;
   shepherd_config cfg_;
   caf::actor queue_;
+  /// Messages sent to the queue, oldest first, awaiting their answers.
+  std::deque<queue_exchange> exchanges_;
   std::unordered_map<key_type, worker_slot> workers_;
   /// Sleeping workers, most recently slept last.
   std::vector<key_type> sleeping_;
