@@ -341,3 +341,43 @@ TEST_CASE("the pool handle is an ordinary actor: passed, monitored, linked"
   CHECK(reason.get() == caf::exit_reason::user_shutdown);
   caf::anon_send_exit(client, caf::exit_reason::kill);
 }
+
+TEST_CASE("a job returning caf::expected delivers its value or its error"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto checked_sqrt = [](int x) -> caf::expected<int> {
+    if (x < 0)
+      return caf::make_error(caf::sec::invalid_argument,
+                             std::string{"negative input"});
+    int r = 0;
+    while ((r + 1) * (r + 1) <= x)
+      ++r;
+    return r;
+  };
+  auto pool = pool::spawn_pool(sys, checked_sqrt);
+  REQUIRE(pool);
+  CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 49) == 7);
+  auto failed = pool::blocking_submit<int>(sys, *pool, 10s, -4);
+  REQUIRE(!failed);
+  CHECK(failed.error() == caf::sec::invalid_argument);
+}
+
+TEST_CASE("a job that throws fails only its own caller"
+          * doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto picky = [](int x) {
+    if (x == 13)
+      throw std::runtime_error("unlucky number");
+    return x;
+  };
+  auto pool = pool::spawn_pool(sys, picky, pool::pool_options{}.workers(1));
+  REQUIRE(pool);
+  auto bad = pool::blocking_submit<int>(sys, *pool, 10s, 13);
+  REQUIRE(!bad);
+  CHECK(pool::is(bad.error(), pool::pool_errc::job_failed));
+  CHECK(pool::describe(bad.error()).find("unlucky number")
+        != std::string::npos);
+  CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 12) == 12);
+}
