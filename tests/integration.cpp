@@ -360,7 +360,10 @@ TEST_CASE("a job returning caf::expected delivers its value or its error"
   CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 49) == 7);
   auto failed = pool::blocking_submit<int>(sys, *pool, 10s, -4);
   REQUIRE(!failed);
-  CHECK(failed.error() == caf::sec::invalid_argument);
+  CHECK(pool::is(failed.error(), pool::pool_errc::operation_failed));
+  auto history = pool::attempt_history(failed.error());
+  REQUIRE(history.size() == 1);
+  CHECK(history[0].reason == caf::sec::invalid_argument);
 }
 
 TEST_CASE("a job that throws fails only its own caller"
@@ -376,7 +379,10 @@ TEST_CASE("a job that throws fails only its own caller"
   REQUIRE(pool);
   auto bad = pool::blocking_submit<int>(sys, *pool, 10s, 13);
   REQUIRE(!bad);
-  CHECK(pool::is(bad.error(), pool::pool_errc::job_failed));
+  CHECK(pool::is(bad.error(), pool::pool_errc::operation_failed));
+  auto history = pool::attempt_history(bad.error());
+  REQUIRE(history.size() == 1);
+  CHECK(pool::is(history[0].reason, pool::pool_errc::job_failed));
   CHECK(pool::describe(bad.error()).find("unlucky number")
         != std::string::npos);
   CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 12) == 12);

@@ -1,12 +1,13 @@
 #include "pool/shepherd.hpp"
 
 #include <algorithm>
+#include <random>
 
 #include <caf/actor_system.hpp>
-#include <caf/send.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/message_view.hpp>
 #include <caf/result.hpp>
+#include <caf/send.hpp>
 
 #include "pool/queue.hpp"
 
@@ -16,7 +17,13 @@ namespace {
 
 constexpr auto no_deadline = caf::timespan::max();
 
+std::string text_of(caf::timespan x) {
+  return std::to_string(x.count()) + "ns";
+}
+
 } // namespace
+
+// -- lifetime -----------------------------------------------------------------
 
 shepherd_state::~shepherd_state() {
   if (self_ == nullptr)
@@ -24,18 +31,23 @@ shepherd_state::~shepherd_state() {
   // Runs in on_exit. When the shepherd became unreachable, CAF calls this
   // while destroying the actor: touch `self_` only while promises exist
   // (each holds a reference, so then the actor is still whole).
-  if (!operations_.empty()) {
+  if (!operations_.empty() || !exchanges_.empty()) {
     auto reason = self_->fail_state();
     auto text = reason ? describe(reason) : std::string{"normal exit"};
+    auto err = caf::make_error(pool_errc::pool_terminated, text);
     for (auto& kvp : operations_)
-      kvp.second.promise.deliver(
-        caf::make_error(pool_errc::pool_terminated, text));
+      kvp.second.promise.deliver(err);
+    for (auto& ex : exchanges_)
+      if (ex.kind == queue_exchange::stats)
+        ex.promise.deliver(err);
     operations_.clear();
   }
   // No spawned worker and no queue outlives the shepherd.
   for (auto& kvp : workers_)
     if (!kvp.second.joined)
       caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);
+  for (auto& kvp : abandoned_)
+    caf::anon_send_exit(kvp.second, caf::exit_reason::kill);
   if (queue_)
     caf::anon_send_exit(queue_, caf::exit_reason::user_shutdown);
 }
@@ -43,9 +55,13 @@ shepherd_state::~shepherd_state() {
 caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
   self_ = self;
   cfg_ = std::move(cfg);
+  auto& opts = cfg_.options;
+  auto seed = opts.seed() ? *opts.seed() : std::random_device{}();
+  backoff_.emplace(opts.backoff_initial(), opts.backoff_max(),
+                   opts.backoff_multiplier(), opts.jitter(), seed);
   queue_ = self->spawn(queue_actor, cfg_.store);
   self->monitor(queue_);
-  for (size_t i = 0; i < cfg_.options.workers(); ++i)
+  for (size_t i = 0; i < opts.workers(); ++i)
     add_worker(cfg_.spawn_worker(self->home_system()), false);
   self->set_down_handler([this](caf::down_msg& msg) { on_down(msg); });
   self->set_error_handler(
@@ -71,20 +87,21 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
                              content.stringify());
     });
   return {
+    // -- workers --------------------------------------------------------------
     [this](give_me_work_atom) {
       auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
       auto slot = find_worker(sender);
-      if (slot == nullptr)
-        return; // Not a member: join first.
-      if (slot->asking)
-        return; // Its earlier request is still being answered.
+      if (slot == nullptr || slot->asking)
+        return; // Not a member, or its earlier request is still pending.
       if (slot->phase == worker_phase::working) {
         // Asked for more without reporting the attempt it holds.
-        auto id = slot->current->id;
+        auto id = *slot->current;
         slot->current.reset();
-        fail(id.operation,
-             caf::make_error(pool_errc::job_failed, std::string{"worker"},
-                             std::string{"asked for work without reporting"}));
+        set_phase(key_of(sender), *slot, worker_phase::waiting);
+        attempt_failed(id, caf::make_error(pool_errc::job_failed,
+                                           std::string{"worker asked for "
+                                                       "work without "
+                                                       "reporting"}));
       }
       set_phase(key_of(sender), *slot, worker_phase::waiting);
       slot->asking = true;
@@ -96,15 +113,29 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
     [this](status_reply_atom, const attempt_id& id, caf::error& failure) {
       on_status(id, nullptr, &failure);
     },
+    [this](attempt_timeout_atom, const attempt_id& id) {
+      on_attempt_timeout(id);
+    },
     [this](due_timer_atom) {
-      if (timer_at_ && self_->clock().now() >= *timer_at_)
+      if (timer_at_ && now() >= *timer_at_)
         timer_at_.reset();
       refresh_counts();
     },
+    // -- callers --------------------------------------------------------------
     [this](pool_stats_atom) {
-      auto rp = self_->make_response_promise();
-      self_->send(queue_, count_work_atom_v);
-      exchanges_.push_back({queue_exchange::stats, 0, {}, std::move(rp)});
+      queue_exchange ex{queue_exchange::stats, {}, {}, {}, {}};
+      ex.promise = self_->make_response_promise();
+      send_exchange(std::move(ex));
+    },
+    [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
+      if (!worker)
+        return caf::make_error(pool_errc::unexpected_message,
+                               std::string{"join_pool with an invalid actor"});
+      if (find_worker(worker) == nullptr) {
+        add_worker(std::move(worker), true);
+        refresh_counts();
+      }
+      return caf::unit;
     },
     // -- answers from the queue, matched to exchanges_ in order ---------------
     [this](queue_counts& counts) {
@@ -127,16 +158,6 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       if (auto ex = take_exchange(queue_exchange::get))
         put_to_sleep(ex->worker, wait);
     },
-    [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
-      if (!worker)
-        return caf::make_error(pool_errc::unexpected_message,
-                               std::string{"join_pool with an invalid actor"});
-      if (find_worker(worker) == nullptr) {
-        add_worker(std::move(worker), true);
-        refresh_counts();
-      }
-      return caf::unit;
-    },
   };
 }
 
@@ -146,27 +167,35 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
     return caf::make_error(pool_errc::wrong_input_type, cfg_.input_type,
                            to_string(payload));
   if (delay < caf::timespan::zero())
-    return caf::make_error(pool_errc::invalid_delay, std::to_string(delay.count()) + "ns");
+    return caf::make_error(pool_errc::invalid_delay, text_of(delay));
   auto id = next_operation_++;
-  ++submitted_;
-  operations_.emplace(id, operation{self_->make_response_promise(), 1});
-  add_work(work_record{attempt_id{id, 1}, std::move(payload)}, delay);
+  ++totals_.submitted;
+  auto t = now();
+  auto& op = operations_[id];
+  op.promise = self_->make_response_promise();
+  op.payload = std::move(payload);
+  op.submitted_at = t;
+  add_work(attempt_id{id, 1}, t + delay);
   return caf::delegated<caf::message>{};
 }
 
+shepherd_state::time_point shepherd_state::now() const {
+  return self_->clock().now();
+}
+
 pool_stats shepherd_state::worker_stats() const {
-  pool_stats result;
+  auto result = totals_;
   result.configured = cfg_.options.workers();
   result.workers = workers_.size();
   result.busy = busy_;
   result.waiting = waiting_;
   result.sleeping = sleeping_.size();
   result.joined = joined_;
-  result.submitted = submitted_;
-  result.completed = completed_;
-  result.failed = failed_;
+  result.abandoned = abandoned_.size();
   return result;
 }
+
+// -- workers ------------------------------------------------------------------
 
 worker_slot* shepherd_state::find_worker(const caf::actor& handle) {
   auto i = workers_.find(key_of(handle));
@@ -237,6 +266,30 @@ void shepherd_state::set_phase(key_type key, worker_slot& slot,
   slot.phase = phase;
 }
 
+bool shepherd_state::note_restart() {
+  auto t = now();
+  auto window = cfg_.options.restart_window();
+  restarts_.push_back(t);
+  while (!restarts_.empty() && restarts_.front() + window < t)
+    restarts_.pop_front();
+  auto limit = static_cast<size_t>(cfg_.options.max_restarts());
+  if (restarts_.size() <= limit)
+    return true;
+  self_->quit(caf::make_error(
+    pool_errc::restart_intensity,
+    "more than " + std::to_string(limit) + " restarts within "
+      + text_of(window)));
+  return false;
+}
+
+bool shepherd_state::replace_worker() {
+  if (!note_restart())
+    return false;
+  ++totals_.worker_restarts;
+  add_worker(cfg_.spawn_worker(self_->home_system()), false);
+  return true;
+}
+
 void shepherd_state::on_counts(const queue_counts& counts) {
   auto unclaimed = counts.available > waiting_ ? counts.available - waiting_
                                                : size_t{0};
@@ -251,15 +304,90 @@ void shepherd_state::on_counts(const queue_counts& counts) {
     arm_timer(counts.next_due_in);
 }
 
-void shepherd_state::request_work(const caf::actor& worker) {
-  self_->send(queue_, get_work_atom_v);
-  exchanges_.push_back({queue_exchange::get, 0, worker, {}});
+void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
+  auto slot = find_worker(worker);
+  if (slot != nullptr)
+    slot->asking = false;
+  auto op = operations_.find(record.id.operation);
+  if (op == operations_.end() || op->second.attempt != record.id.attempt
+      || op->second.holder) {
+    // The operation ended, moved on to another attempt, or is already
+    // dispatched: this entry is obsolete.
+    if (slot != nullptr && slot->phase == worker_phase::waiting) {
+      slot->asking = true;
+      request_work(worker);
+    }
+    return;
+  }
+  if (slot == nullptr || slot->phase != worker_phase::waiting) {
+    // The worker left meanwhile: the entry goes back, due now.
+    add_work(record.id, now());
+    return;
+  }
+  slot->current = record.id;
+  op->second.holder = worker;
+  set_phase(key_of(worker), *slot, worker_phase::working);
+  if (auto timeout = cfg_.options.attempt_timeout())
+    self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, record.id);
+  self_->send(worker, work_to_do_atom_v, std::move(record));
 }
 
-void shepherd_state::add_work(work_record record, caf::timespan delay) {
-  auto operation = record.id.operation;
-  self_->send(queue_, add_work_atom_v, std::move(record), delay);
-  exchanges_.push_back({queue_exchange::add, operation, {}, {}});
+void shepherd_state::put_to_sleep(const caf::actor& worker,
+                                  caf::timespan wait) {
+  auto slot = find_worker(worker);
+  if (slot != nullptr)
+    slot->asking = false;
+  if (slot != nullptr && slot->phase == worker_phase::waiting) {
+    set_phase(key_of(worker), *slot, worker_phase::sleeping);
+    self_->send(worker, go_to_sleep_atom_v);
+  }
+  if (wait != no_deadline)
+    arm_timer(wait);
+}
+
+void shepherd_state::arm_timer(caf::timespan wait) {
+  auto deadline = now() + wait;
+  if (timer_at_ && *timer_at_ <= deadline)
+    return;
+  timer_at_ = deadline;
+  self_->delayed_send(self_, wait, due_timer_atom_v);
+}
+
+// -- queue exchanges ----------------------------------------------------------
+
+void shepherd_state::send_exchange(queue_exchange ex) {
+  switch (ex.kind) {
+    case queue_exchange::add: {
+      auto op = operations_.find(ex.id.operation);
+      if (op == operations_.end() || op->second.attempt != ex.id.attempt)
+        return; // Nothing left to add.
+      auto t = now();
+      auto delay = ex.due > t ? ex.due - t : caf::timespan::zero();
+      self_->send(queue_, add_work_atom_v,
+                  work_record{ex.id, op->second.payload}, delay);
+      break;
+    }
+    case queue_exchange::get:
+      self_->send(queue_, get_work_atom_v);
+      break;
+    case queue_exchange::count:
+    case queue_exchange::stats:
+      self_->send(queue_, count_work_atom_v);
+      break;
+  }
+  exchanges_.push_back(std::move(ex));
+}
+
+void shepherd_state::request_work(const caf::actor& worker) {
+  send_exchange({queue_exchange::get, {}, {}, worker, {}});
+}
+
+void shepherd_state::add_work(attempt_id id, time_point due) {
+  send_exchange({queue_exchange::add, id, due, {}, {}});
+}
+
+void shepherd_state::refresh_counts() {
+  send_exchange({queue_exchange::count, {}, {}, {}, {}});
 }
 
 std::optional<queue_exchange>
@@ -283,11 +411,11 @@ void shepherd_state::on_queue_error(caf::error& err) {
   exchanges_.pop_front();
   switch (ex.kind) {
     case queue_exchange::add:
-      fail(ex.operation, std::move(err));
+      // The store refused the entry: nothing was accepted for good.
+      fail(ex.id.operation, std::move(err));
       break;
     case queue_exchange::get:
-      // The worker sleeps until work shows up.
-      put_to_sleep(ex.worker, caf::timespan::max());
+      put_to_sleep(ex.worker, no_deadline);
       break;
     case queue_exchange::stats:
       ex.promise.deliver(std::move(err));
@@ -297,105 +425,129 @@ void shepherd_state::on_queue_error(caf::error& err) {
   }
 }
 
-void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
-  auto slot = find_worker(worker);
-  if (slot != nullptr)
-    slot->asking = false;
-  auto op = operations_.find(record.id.operation);
-  if (op == operations_.end() || op->second.attempt != record.id.attempt) {
-    // The operation ended while queued: skip it.
-    if (slot != nullptr && slot->phase == worker_phase::waiting) {
-      slot->asking = true;
-      request_work(worker);
-    }
+void shepherd_state::restart_queue() {
+  if (!note_restart())
     return;
-  }
-  if (slot == nullptr || slot->phase != worker_phase::waiting) {
-    // The worker left meanwhile: the entry goes back, due now.
-    add_work(std::move(record), caf::timespan::zero());
-    return;
-  }
-  slot->current = record;
-  set_phase(key_of(worker), *slot, worker_phase::working);
-  self_->send(worker, work_to_do_atom_v, std::move(record));
+  ++totals_.queue_restarts;
+  queue_ = self_->spawn(queue_actor, cfg_.store);
+  self_->monitor(queue_);
+  // Answers travel in order and before the down message, so whatever is
+  // still pending never reached the old queue's store (or its answer would
+  // have arrived): sending it again neither loses nor duplicates entries.
+  auto pending = std::move(exchanges_);
+  exchanges_.clear();
+  for (auto& ex : pending)
+    send_exchange(std::move(ex));
 }
 
-void shepherd_state::put_to_sleep(const caf::actor& worker,
-                                  caf::timespan wait) {
-  auto slot = find_worker(worker);
-  if (slot != nullptr)
-    slot->asking = false;
-  if (slot != nullptr && slot->phase == worker_phase::waiting) {
-    set_phase(key_of(worker), *slot, worker_phase::sleeping);
-    self_->send(worker, go_to_sleep_atom_v);
-  }
-  if (wait != no_deadline)
-    arm_timer(wait);
-}
-
-void shepherd_state::arm_timer(caf::timespan wait) {
-  auto deadline = self_->clock().now() + wait;
-  if (timer_at_ && *timer_at_ <= deadline)
-    return;
-  timer_at_ = deadline;
-  self_->delayed_send(self_, wait, due_timer_atom_v);
-}
-
-void shepherd_state::refresh_counts() {
-  self_->send(queue_, count_work_atom_v);
-  exchanges_.push_back({queue_exchange::count, 0, {}, {}});
-}
+// -- outcomes -----------------------------------------------------------------
 
 void shepherd_state::on_status(const attempt_id& id, caf::message* result,
                                caf::error* failure) {
   auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
   auto slot = find_worker(sender);
   if (slot == nullptr || slot->phase != worker_phase::working
-      || slot->current->id != id)
-    return; // Stale: not the attempt this worker holds.
+      || slot->current != id) {
+    ++totals_.stale_replies; // Not the attempt this worker holds.
+    return;
+  }
   slot->current.reset();
   // The worker sends give_work right after its status reply.
   set_phase(key_of(sender), *slot, worker_phase::waiting);
   auto op = operations_.find(id.operation);
-  if (op == operations_.end() || op->second.attempt != id.attempt)
+  if (op == operations_.end() || op->second.attempt != id.attempt) {
+    ++totals_.stale_replies;
     return;
+  }
+  op->second.holder = nullptr;
   if (result != nullptr) {
-    ++completed_;
+    ++totals_.completed;
     op->second.promise.deliver(std::move(*result));
     operations_.erase(op);
   } else {
-    fail(id.operation, std::move(*failure));
+    attempt_failed(id, std::move(*failure));
   }
+}
+
+void shepherd_state::on_attempt_timeout(const attempt_id& id) {
+  auto op = operations_.find(id.operation);
+  if (op == operations_.end() || op->second.attempt != id.attempt
+      || !op->second.holder)
+    return; // Finished in time.
+  auto worker = op->second.holder;
+  auto key = key_of(worker);
+  auto slot = find_worker(worker);
+  if (slot == nullptr || slot->current != id)
+    return;
+  ++totals_.timed_out;
+  auto joined = slot->joined;
+  remove_worker(key);
+  if (!joined) {
+    // A job cannot be interrupted: the worker is abandoned and killed; a
+    // dedicated worker stuck in user code keeps its thread until the job
+    // returns. Its late reply is dropped as stale.
+    abandoned_.emplace(key, worker);
+    self_->send_exit(worker, caf::exit_reason::kill);
+  }
+  attempt_failed(id, caf::make_error(pool_errc::timed_out,
+                                     text_of(*cfg_.options.attempt_timeout())));
+  if (!joined && !replace_worker())
+    return;
+  refresh_counts();
 }
 
 void shepherd_state::on_down(caf::down_msg& msg) {
   if (msg.source == queue_.address()) {
-    self_->quit(msg.reason ? msg.reason
-                           : caf::make_error(caf::exit_reason::normal));
+    restart_queue();
     return;
   }
   auto key = caf::actor_cast<key_type>(msg.source);
+  if (abandoned_.erase(key) > 0)
+    return;
   auto i = workers_.find(key);
   if (i == workers_.end())
     return;
   auto joined = i->second.joined;
-  if (i->second.current)
-    fail(i->second.current->id.operation,
-         caf::make_error(pool_errc::job_failed,
-                         std::string{"worker terminated"},
-                         describe(msg.reason)));
+  auto held = i->second.current;
   remove_worker(key);
-  if (!joined)
-    add_worker(cfg_.spawn_worker(self_->home_system()), false);
+  if (held) {
+    auto op = operations_.find(held->operation);
+    if (op != operations_.end())
+      op->second.holder = nullptr;
+    attempt_failed(*held,
+                   caf::make_error(pool_errc::worker_down, describe(msg.reason)));
+  }
+  if (!joined && !replace_worker())
+    return;
   // Work the departed worker was woken for must find another taker.
   refresh_counts();
+}
+
+void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
+  auto i = operations_.find(id.operation);
+  if (i == operations_.end() || i->second.attempt != id.attempt)
+    return;
+  auto& op = i->second;
+  op.holder = nullptr;
+  auto t = now();
+  op.history.push_back(
+    attempt_failure{id.attempt, t - op.submitted_at, std::move(reason)});
+  if (id.attempt < cfg_.options.max_attempts()) {
+    ++totals_.retried;
+    op.attempt = id.attempt + 1;
+    add_work(attempt_id{id.operation, op.attempt},
+             t + backoff_->next(id.attempt));
+    return;
+  }
+  fail(id.operation, caf::make_error(pool_errc::operation_failed,
+                                     id.operation, std::move(op.history)));
 }
 
 void shepherd_state::fail(uint64_t operation_id, caf::error err) {
   auto op = operations_.find(operation_id);
   if (op == operations_.end())
     return;
-  ++failed_;
+  ++totals_.failed;
   op->second.promise.deliver(std::move(err));
   operations_.erase(op);
 }

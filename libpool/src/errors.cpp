@@ -3,6 +3,8 @@
 #include <caf/message.hpp>
 #include <caf/sec.hpp>
 
+#include "pool/work_record.hpp"
+
 namespace pool {
 
 std::string to_string(pool_errc x) {
@@ -21,23 +23,42 @@ std::string to_string(pool_errc x) {
       return "unexpected_message";
     case pool_errc::pool_terminated:
       return "pool_terminated";
+    case pool_errc::operation_failed:
+      return "operation_failed";
+    case pool_errc::timed_out:
+      return "timed_out";
+    case pool_errc::worker_down:
+      return "worker_down";
+    case pool_errc::restart_intensity:
+      return "restart_intensity";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }
 
 namespace {
 
-// Joins the string elements of a context message with ": "; other elements
-// are rendered with CAF's generic printer.
+// Joins the elements of a context message with ": ": strings as they are,
+// an attempt history one attempt per clause, a leading operation id as
+// op#N, anything else with CAF's generic printer.
 std::string render_context(const caf::message& context) {
   std::string result;
   for (size_t i = 0; i < context.size(); ++i) {
     if (!result.empty())
       result += ": ";
-    if (context.match_element<std::string>(i))
+    if (context.match_element<std::string>(i)) {
       result += context.get_as<std::string>(i);
-    else
+    } else if (context.match_element<std::vector<attempt_failure>>(i)) {
+      auto& history = context.get_as<std::vector<attempt_failure>>(i);
+      result += std::to_string(history.size()) + " failed attempts";
+      for (auto& x : history) {
+        result += "; ";
+        result += to_string(x);
+      }
+    } else if (context.match_element<uint64_t>(i) && i == 0) {
+      result += "op#" + std::to_string(context.get_as<uint64_t>(i));
+    } else {
       result += context.stringify(i);
+    }
   }
   return result;
 }
@@ -71,6 +92,16 @@ std::string describe(const caf::error& err) {
     return result;
   }
   return caf::to_string(err);
+}
+
+std::vector<attempt_failure> attempt_history(const caf::error& err) {
+  if (!is(err, pool_errc::operation_failed))
+    return {};
+  auto& ctx = err.context();
+  for (size_t i = 0; i < ctx.size(); ++i)
+    if (ctx.match_element<std::vector<attempt_failure>>(i))
+      return ctx.get_as<std::vector<attempt_failure>>(i);
+  return {};
 }
 
 bool is(const caf::error& err, pool_errc code) {

@@ -30,6 +30,22 @@ caf::error pool_options::validate() const {
     return bad("workers", "must be at least 1");
   if (name_.empty())
     return bad("name", "must not be empty");
+  if (max_attempts_ == 0)
+    return bad("max_attempts", "must be at least 1 (1 = no retry)");
+  if (backoff_initial_ < caf::timespan::zero())
+    return bad("backoff.initial", "must not be negative");
+  if (backoff_max_ < backoff_initial_)
+    return bad("backoff.max", "must not be less than backoff.initial");
+  if (!(backoff_multiplier_ >= 1.0))
+    return bad("backoff.multiplier", "must be at least 1.0");
+  if (!(jitter_ >= 0.0 && jitter_ <= 1.0))
+    return bad("jitter", "must be between 0.0 and 1.0");
+  if (attempt_timeout_ && *attempt_timeout_ <= caf::timespan::zero())
+    return bad("attempt_timeout", "must be greater than zero");
+  if (max_restarts_ <= 0)
+    return bad("restart_intensity.max_restarts", "must be at least 1");
+  if (restart_window_ <= caf::timespan::zero())
+    return bad("restart_intensity.window", "must be greater than zero");
   return caf::none;
 }
 

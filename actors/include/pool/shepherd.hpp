@@ -15,6 +15,7 @@
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "pool/backoff.hpp"
 #include "pool/options.hpp"
 #include "pool/protocol.hpp"
 #include "pool/work_store.hpp"
@@ -39,7 +40,7 @@ struct worker_slot {
   caf::actor handle;
   worker_phase phase = worker_phase::sleeping;
   /// The attempt this worker holds while `working`.
-  std::optional<work_record> current;
+  std::optional<attempt_id> current;
   /// A `get_work` for this worker is on its way to or from the queue.
   bool asking = false;
   /// Joined through `(join_pool, actor)` rather than spawned by the pool.
@@ -49,18 +50,28 @@ struct worker_slot {
 /// One accepted operation, from submit until its caller got an outcome.
 struct operation {
   caf::response_promise promise;
-  /// The attempt the shepherd currently waits for (0 before dispatch).
+  /// The input, kept for retries.
+  caf::message payload;
+  /// The attempt the shepherd currently waits for; replies for any other
+  /// attempt are stale.
   uint32_t attempt = 1;
+  /// The worker holding the current attempt, if dispatched.
+  caf::actor holder;
+  caf::actor_clock::time_point submitted_at;
+  std::vector<attempt_failure> history;
 };
 
 /// One message to the queue that still awaits its answer. The queue is a
 /// single actor answering in order, so answers are matched first-in,
 /// first-out; this avoids CAF 0.17's per-request bookkeeping, whose cost
-/// grows with the number of outstanding requests.
+/// grows with the number of outstanding requests. When the queue is
+/// respawned, the exchanges still pending are sent again, in order.
 struct queue_exchange {
   enum kind_type : uint8_t { add, get, count, stats } kind;
-  /// `add`: the operation whose entry is being added.
-  uint64_t operation = 0;
+  /// `add`: the attempt whose entry is being added.
+  attempt_id id;
+  /// `add`: not handed out before `due`.
+  caf::actor_clock::time_point due;
   /// `get`: the worker the answer is for.
   caf::actor worker;
   /// `stats`: the caller waiting for a snapshot.
@@ -96,6 +107,10 @@ private:
     return caf::actor_cast<key_type>(x);
   }
 
+  time_point now() const;
+
+  // -- workers ----------------------------------------------------------------
+
   worker_slot* find_worker(const caf::actor& handle);
 
   void add_worker(caf::actor handle, bool joined);
@@ -104,22 +119,17 @@ private:
 
   void set_phase(key_type key, worker_slot& slot, worker_phase phase);
 
+  /// Spawns a replacement for a local worker, unless restarts exceed the
+  /// configured intensity (then the shepherd quits and this returns false).
+  bool replace_worker();
+
+  /// Records a restart; quits with `restart_intensity` when there were more
+  /// than allowed within the window. Returns false after quitting.
+  bool note_restart();
+
   /// Wakes as many sleeping workers as there is due work nobody is about
   /// to take, most recently slept first; arms the due timer.
   void on_counts(const queue_counts& counts);
-
-  /// Asks the queue for work on behalf of a waiting worker.
-  void request_work(const caf::actor& worker);
-
-  /// Sends `(add_work, record, delay)` to the queue.
-  void add_work(work_record record, caf::timespan delay);
-
-  /// Takes the oldest pending exchange if the queue sent the current
-  /// message and the exchange is of kind `expected`.
-  std::optional<queue_exchange> take_exchange(queue_exchange::kind_type expected);
-
-  /// Handles an error from the queue for its oldest pending exchange.
-  void on_queue_error(caf::error& err);
 
   void dispatch(const caf::actor& worker, work_record record);
 
@@ -127,20 +137,50 @@ private:
 
   void arm_timer(caf::timespan wait);
 
+  // -- queue exchanges --------------------------------------------------------
+
+  /// Asks the queue for work on behalf of a waiting worker.
+  void request_work(const caf::actor& worker);
+
+  /// Adds the current attempt of an operation to the queue, due at `due`.
+  void add_work(attempt_id id, time_point due);
+
   void refresh_counts();
+
+  /// Sends `ex` to the queue and records it as pending.
+  void send_exchange(queue_exchange ex);
+
+  /// Takes the oldest pending exchange if the queue sent the current
+  /// message and the exchange is of kind `expected`.
+  std::optional<queue_exchange>
+  take_exchange(queue_exchange::kind_type expected);
+
+  /// Handles an error from the queue for its oldest pending exchange.
+  void on_queue_error(caf::error& err);
+
+  /// Respawns the queue over the same store and re-sends what was pending.
+  void restart_queue();
+
+  // -- outcomes ---------------------------------------------------------------
 
   void on_status(const attempt_id& id, caf::message* result,
                  caf::error* failure);
 
+  void on_attempt_timeout(const attempt_id& id);
+
   void on_down(caf::down_msg& msg);
+
+  /// Records a failed attempt; retries it after the backoff delay or fails
+  /// the operation for good with its history.
+  void attempt_failed(const attempt_id& id, caf::error reason);
 
   /// Completes an operation with an error and forgets it.
   void fail(uint64_t operation_id, caf::error err);
 
   shepherd_actor* self_ = nullptr;
   shepherd_config cfg_;
+  std::optional<backoff> backoff_;
   caf::actor queue_;
-  /// Messages sent to the queue, oldest first, awaiting their answers.
   std::deque<queue_exchange> exchanges_;
   std::unordered_map<key_type, worker_slot> workers_;
   /// Sleeping workers, most recently slept last.
@@ -148,13 +188,15 @@ private:
   size_t waiting_ = 0;
   size_t busy_ = 0;
   size_t joined_ = 0;
+  /// Workers replaced after a timeout that have not terminated yet.
+  std::unordered_map<key_type, caf::actor> abandoned_;
   std::unordered_map<uint64_t, operation> operations_;
   uint64_t next_operation_ = 1;
   /// When the armed due timer fires, if one is armed.
   std::optional<time_point> timer_at_;
-  uint64_t submitted_ = 0;
-  uint64_t completed_ = 0;
-  uint64_t failed_ = 0;
+  /// Times of recent restarts, oldest first, for the restart intensity.
+  std::deque<time_point> restarts_;
+  pool_stats totals_;
 };
 
 /// The shepherd actor. Spawned by `spawn_pool`; see docs/protocol.md.

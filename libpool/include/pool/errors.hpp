@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
@@ -31,6 +32,16 @@ enum class pool_errc : uint8_t {
   /// The shepherd terminated before the operation finished.
   /// Context: (exit reason as text).
   pool_terminated = 6,
+  /// Final failure: every attempt allowed by `max_attempts` failed.
+  /// Context: (operation id, std::vector<attempt_failure> history).
+  operation_failed = 7,
+  /// An attempt ran longer than `attempt_timeout`. Context: (timeout).
+  timed_out = 8,
+  /// The worker holding an attempt terminated. Context: (exit reason).
+  worker_down = 9,
+  /// Restarts exceeded the configured intensity; the shepherd gave up.
+  /// Context: (text naming the limit).
+  restart_intensity = 10,
 };
 
 /// Returns the stable name of `x`, e.g. `"invalid_option"`.
@@ -48,6 +59,12 @@ std::string render_pool_error(uint8_t code, caf::atom_value category,
 /// Renders any `caf::error` for humans, using `render_pool_error` for the
 /// pool category and CAF's own text otherwise. Safe from any thread.
 std::string describe(const caf::error& err);
+
+struct attempt_failure;
+
+/// The attempt history carried by an `operation_failed` error; empty for
+/// any other error.
+std::vector<attempt_failure> attempt_history(const caf::error& err);
 
 /// Returns whether `err` belongs to the pool category and carries `code`.
 bool is(const caf::error& err, pool_errc code);

@@ -1,7 +1,12 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+
+#include <caf/timespan.hpp>
 
 #include <caf/error.hpp>
 
@@ -59,6 +64,90 @@ public:
     return name_;
   }
 
+  /// Attempts per operation, including the first; 1 means no retry.
+  /// Default 1.
+  pool_options& max_attempts(uint32_t n) {
+    max_attempts_ = n;
+    return *this;
+  }
+
+  uint32_t max_attempts() const noexcept {
+    return max_attempts_;
+  }
+
+  /// Delay before a retry: `initial * multiplier^(n-1)` after the n-th
+  /// failure, capped at `max`. Default 100 ms, 30 s, 2.0.
+  pool_options& backoff(caf::timespan initial, caf::timespan max,
+                        double multiplier = 2.0) {
+    backoff_initial_ = initial;
+    backoff_max_ = max;
+    backoff_multiplier_ = multiplier;
+    return *this;
+  }
+
+  caf::timespan backoff_initial() const noexcept {
+    return backoff_initial_;
+  }
+
+  caf::timespan backoff_max() const noexcept {
+    return backoff_max_;
+  }
+
+  double backoff_multiplier() const noexcept {
+    return backoff_multiplier_;
+  }
+
+  /// Random extra delay, as a fraction of the backoff delay, in [0, 1].
+  /// Default 0.2.
+  pool_options& jitter(double fraction) {
+    jitter_ = fraction;
+    return *this;
+  }
+
+  double jitter() const noexcept {
+    return jitter_;
+  }
+
+  /// Seed of the jitter generator; fix it for reproducible delays.
+  /// Default: drawn from std::random_device at spawn.
+  pool_options& seed(uint64_t x) {
+    seed_ = x;
+    return *this;
+  }
+
+  std::optional<uint64_t> seed() const noexcept {
+    return seed_;
+  }
+
+  /// Longest an attempt may run. When it passes, the attempt fails (the
+  /// retry policy applies) and its worker is replaced. Default: no limit.
+  pool_options& attempt_timeout(caf::timespan x) {
+    attempt_timeout_ = x;
+    return *this;
+  }
+
+  std::optional<caf::timespan> attempt_timeout() const noexcept {
+    return attempt_timeout_;
+  }
+
+  /// Restart intensity as in OTP supervisors: more than `max_restarts`
+  /// restarts (of workers or the queue) within `window` make the shepherd
+  /// give up and exit with `pool_errc::restart_intensity`. Default 10 in
+  /// 10 s.
+  pool_options& restart_intensity(int64_t max_restarts, caf::timespan window) {
+    max_restarts_ = max_restarts;
+    restart_window_ = window;
+    return *this;
+  }
+
+  int64_t max_restarts() const noexcept {
+    return max_restarts_;
+  }
+
+  caf::timespan restart_window() const noexcept {
+    return restart_window_;
+  }
+
   /// Returns an error of code `pool_errc::invalid_option` whose context names
   /// the bad field and says what is allowed; `caf::none` when all is well.
   caf::error validate() const;
@@ -68,6 +157,15 @@ private:
   bool workers_set_ = false;
   worker_kind kind_ = worker_kind::cooperative;
   std::string name_ = "pool";
+  uint32_t max_attempts_ = 1;
+  caf::timespan backoff_initial_ = std::chrono::milliseconds(100);
+  caf::timespan backoff_max_ = std::chrono::seconds(30);
+  double backoff_multiplier_ = 2.0;
+  double jitter_ = 0.2;
+  std::optional<uint64_t> seed_;
+  std::optional<caf::timespan> attempt_timeout_;
+  int64_t max_restarts_ = 10;
+  caf::timespan restart_window_ = std::chrono::seconds(10);
 };
 
 } // namespace pool

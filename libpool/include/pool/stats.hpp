@@ -51,13 +51,27 @@ struct pool_stats {
   uint64_t completed = 0;
   /// Operations whose caller received a final error.
   uint64_t failed = 0;
+  /// Attempts that failed and were enqueued again.
+  uint64_t retried = 0;
+  /// Attempts that ran past `attempt_timeout`.
+  uint64_t timed_out = 0;
+  /// Status replies dropped because their attempt was no longer awaited.
+  uint64_t stale_replies = 0;
+  /// Local workers respawned (after dying or timing out).
+  uint64_t worker_restarts = 0;
+  /// Queue actors respawned over the same store.
+  uint64_t queue_restarts = 0;
+  /// Workers replaced after a timeout that have not terminated yet (a
+  /// dedicated worker stuck in user code keeps its thread until it returns).
+  uint64_t abandoned = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
   return f(caf::meta::type_name("pool::pool_stats"), x.configured, x.workers,
            x.busy, x.waiting, x.sleeping, x.joined, x.available, x.delayed,
-           x.submitted, x.completed, x.failed);
+           x.submitted, x.completed, x.failed, x.retried, x.timed_out,
+           x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.

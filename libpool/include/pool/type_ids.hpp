@@ -4,6 +4,8 @@
 // exchanged between callers, shepherd, queue and workers. The protocol is
 // documented in docs/protocol.md; keep both in step.
 
+#include <vector>
+
 #include <caf/type_id.hpp>
 
 #include "pool/stats.hpp"
@@ -17,6 +19,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(pool, (pool::work_record))
   CAF_ADD_TYPE_ID(pool, (pool::queue_counts))
   CAF_ADD_TYPE_ID(pool, (pool::pool_stats))
+  CAF_ADD_TYPE_ID(pool, (pool::attempt_failure))
+  CAF_ADD_TYPE_ID(pool, (std::vector<pool::attempt_failure>))
 
   // -- callers -> shepherd ----------------------------------------------------
 
@@ -59,5 +63,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
 
   /// Timer: the earliest delayed entry is due.
   CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
+  /// Timer: `(att_timer, attempt_id)` an attempt's processing time is up.
+  CAF_ADD_ATOM(pool, pool, attempt_timeout_atom, "att_timer")
 
 CAF_END_TYPE_ID_BLOCK(pool)

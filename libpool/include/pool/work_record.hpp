@@ -4,8 +4,10 @@
 #include <string>
 
 #include <caf/make_message.hpp>
+#include <caf/error.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/timespan.hpp>
 
 namespace pool {
 
@@ -46,5 +48,24 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, work_record& x) {
   return f(caf::meta::type_name("pool::work_record"), x.id, x.payload);
 }
+
+/// One failed attempt in an operation's history.
+struct attempt_failure {
+  /// Which attempt failed (1 = the first).
+  uint32_t attempt = 0;
+  /// When it failed, counted from the submit (on the actor clock).
+  caf::timespan after_submit{0};
+  /// Why it failed: the job's error, a timeout, a dead worker, ...
+  caf::error reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
+  return f(caf::meta::type_name("pool::attempt_failure"), x.attempt,
+           x.after_submit, x.reason);
+}
+
+/// Renders as `#<attempt> at +<ms> ms: <reason>`.
+std::string to_string(const attempt_failure& x);
 
 } // namespace pool
