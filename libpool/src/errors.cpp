@@ -31,6 +31,8 @@ std::string to_string(pool_errc x) {
       return "worker_down";
     case pool_errc::restart_intensity:
       return "restart_intensity";
+    case pool_errc::resource_broken:
+      return "resource_broken";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

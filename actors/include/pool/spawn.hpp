@@ -17,7 +17,8 @@
 
 namespace pool {
 
-/// Spawns a pool running `fn` on every submitted operation and returns its
+/// Spawns a pool running `fn` on every submitted operation, its queue over
+/// `store` (which outlives any one queue actor), and returns its
 /// handle: the shepherd, an ordinary `caf::actor` that may be passed in
 /// messages, monitored and linked. `fn` is `Out(In...)` or
 /// `caf::expected<Out>(In...)`; a thrown exception or a returned error is a
@@ -31,12 +32,16 @@ namespace pool {
 /// Does not block; callable from any thread.
 template <class F>
 caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
-                                     pool_options opts = {}) {
+                                     pool_options opts,
+                                     std::shared_ptr<work_store> store) {
   if (auto err = opts.validate())
     return err;
+  if (!store)
+    return caf::make_error(pool_errc::invalid_option, std::string{"store"},
+                           std::string{"must not be null"});
   using args = typename detail::job_traits<F>::args;
   shepherd_config cfg;
-  cfg.store = std::make_shared<memory_store>();
+  cfg.store = std::move(store);
   cfg.accepts = [](const caf::message& x) {
     return detail::payload_matches(x, args{});
   };
@@ -49,6 +54,14 @@ caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
   };
   cfg.options = std::move(opts);
   return sys.spawn(shepherd, std::move(cfg));
+}
+
+/// As above, with the default in-memory store.
+template <class F>
+caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
+                                     pool_options opts = {}) {
+  return spawn_pool(sys, std::move(fn), std::move(opts),
+                    std::make_shared<memory_store>());
 }
 
 /// Submits `xs...` from non-actor code and blocks until the outcome is

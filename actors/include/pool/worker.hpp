@@ -86,6 +86,8 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
     } else {
       return caf::make_message(call_with(fn, payload, args{}, idx));
     }
+  } catch (resource_broken&) {
+    throw; // The worker stops; see worker_actor.
   } catch (std::exception& ex) {
     return caf::make_error(pool_errc::job_failed, std::string{"exception"},
                            std::string{ex.what()});
@@ -115,7 +117,17 @@ caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
   auto run = [self, fn](work_record& record) mutable {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
     self->state.phase = worker_phase::working;
-    auto outcome = detail::run_job(fn, record.payload);
+    caf::expected<caf::message> outcome{caf::message{}};
+    try {
+      outcome = detail::run_job(fn, record.payload);
+    } catch (resource_broken& ex) {
+      // Report the attempt, then stop: the shepherd replaces this worker.
+      auto err = caf::make_error(pool_errc::resource_broken,
+                                 std::string{ex.what()});
+      self->send(shepherd, status_reply_atom_v, record.id, err);
+      self->quit(std::move(err));
+      return;
+    }
     if (outcome)
       self->send(shepherd, status_reply_atom_v, record.id,
                  std::move(*outcome));

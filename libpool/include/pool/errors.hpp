@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,18 @@ enum class pool_errc : uint8_t {
   /// Restarts exceeded the configured intensity; the shepherd gave up.
   /// Context: (text naming the limit).
   restart_intensity = 10,
+  /// The job reported its worker's resource broken (by throwing
+  /// `pool::resource_broken`); the worker stops and is replaced.
+  /// Context: (what).
+  resource_broken = 11,
+};
+
+/// Thrown by a job to say that its worker's resource (a connection, a
+/// licence seat) is broken: the attempt fails (the retry policy applies),
+/// the worker stops and the shepherd starts a fresh one in its place.
+class resource_broken : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
 };
 
 /// Returns the stable name of `x`, e.g. `"invalid_option"`.

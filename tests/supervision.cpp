@@ -1,0 +1,211 @@
+// Failures are the shepherd's job, step by step on CAF's testing scheduler:
+// retries at exactly the backoff delays, the attempt history, stale replies
+// after a timeout, and the OTP-style restart intensity.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "deterministic.hpp"
+
+using namespace std::chrono_literals;
+using pool::test::deterministic;
+
+namespace {
+
+/// Fails every attempt.
+auto always_fails = [](int) -> int { throw std::runtime_error("boom"); };
+
+/// Breaks its worker's resource for negative inputs.
+auto breaks_on_negative = [](int x) {
+  if (x < 0)
+    throw pool::resource_broken("connection reset");
+  return x;
+};
+
+pool::pool_stats stats_of(deterministic& t, const caf::actor& pool) {
+  pool::pool_stats result;
+  auto query = t.self->request(pool, caf::infinite, pool::pool_stats_atom_v);
+  t.run();
+  query.receive([&](pool::pool_stats& st) { result = st; },
+                [](caf::error& err) { FAIL(pool::describe(err)); });
+  return result;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(deterministic,
+                  "retries happen at exactly the backoff delays, then the "
+                  "caller gets the whole history" * doctest::timeout(30)) {
+  auto pool = pool::spawn_pool(sys, always_fails,
+                               pool::pool_options{}
+                                 .workers(1)
+                                 .max_attempts(4)
+                                 .backoff(1s, 10s, 2.0)
+                                 .jitter(0.0));
+  REQUIRE(pool);
+  run();
+  auto answer = self->request(*pool, caf::infinite, pool::submit_atom_v, 1);
+  CHECK(count(run(), "work_to_do") == 1); // attempt 1 at +0 s
+  for (auto delay : {1s, 2s, 4s}) {
+    CHECK(count(advance(delay - 1ns), "work_to_do") == 0);
+    CHECK(count(advance(1ns), "work_to_do") == 1);
+  }
+  REQUIRE(replies() == 1);
+  answer.receive([](int) { FAIL("succeeded"); },
+                 [](caf::error& err) {
+                   CHECK(pool::is(err, pool::pool_errc::operation_failed));
+                   auto history = pool::attempt_history(err);
+                   REQUIRE(history.size() == 4);
+                   std::vector<caf::timespan> when;
+                   for (size_t i = 0; i < history.size(); ++i) {
+                     CHECK(history[i].attempt == i + 1);
+                     CHECK(pool::is(history[i].reason,
+                                    pool::pool_errc::job_failed));
+                     when.push_back(history[i].after_submit);
+                   }
+                   CHECK(when == std::vector<caf::timespan>{0s, 1s, 3s, 7s});
+                   CHECK(pool::describe(err).find("boom") != std::string::npos);
+                 });
+  auto st = stats_of(*this, *pool);
+  CHECK(st.retried == 3);
+  CHECK(st.failed == 1);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "with jitter, retry delays follow the seeded sequence"
+                    * doctest::timeout(30)) {
+  auto opts = pool::pool_options{}
+                .workers(1)
+                .max_attempts(3)
+                .backoff(1s, 10s, 2.0)
+                .jitter(0.5)
+                .seed(1234);
+  pool::backoff expected{1s, 10s, 2.0, 0.5, 1234};
+  auto pool = pool::spawn_pool(sys, always_fails, opts);
+  REQUIRE(pool);
+  run();
+  self->send(*pool, pool::submit_atom_v, 1);
+  CHECK(count(run(), "work_to_do") == 1);
+  for (uint32_t failed = 1; failed <= 2; ++failed) {
+    auto delay = expected.next(failed);
+    CHECK(delay > caf::timespan{1s * failed}); // jitter added something
+    CHECK(count(advance(delay - 1ns), "work_to_do") == 0);
+    CHECK(count(advance(1ns), "work_to_do") == 1);
+  }
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a stale reply after a timeout is dropped and the caller "
+                  "gets exactly one outcome" * doctest::timeout(30)) {
+  auto pool = pool::spawn_pool(sys, [](int x) { return x * 10; },
+                               pool::pool_options{}
+                                 .workers(1)
+                                 .max_attempts(2)
+                                 .backoff(0s, 0s)
+                                 .attempt_timeout(5s));
+  REQUIRE(pool);
+  // The scoped actor joins as a worker that will be too slow.
+  auto me = caf::actor_cast<caf::actor>(self);
+  self->send(*pool, pool::join_pool_atom_v, me);
+  run();
+  auto answer = self->request(*pool, caf::infinite, pool::submit_atom_v, 4);
+  run();
+  self->receive([](pool::wake_up_atom) {});
+  self->send(*pool, pool::give_me_work_atom_v);
+  run();
+  pool::work_record held;
+  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
+    held = std::move(x);
+  });
+  CHECK(held.id.attempt == 1);
+  // Nothing happens a tick before the timeout.
+  CHECK(count(advance(5s - 1ns), "work_to_do") == 0);
+  // At the timeout, attempt 2 goes to the local worker and succeeds.
+  CHECK(count(advance(1ns), "work_to_do") == 1);
+  REQUIRE(replies() == 1);
+  answer.receive([](int y) { CHECK(y == 40); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+  // The slow worker's late answer is dropped, not delivered.
+  self->send(*pool, pool::status_reply_atom_v, held.id,
+             caf::make_message(999));
+  run();
+  CHECK(replies() == 0);
+  auto st = stats_of(*this, *pool);
+  CHECK(st.timed_out == 1);
+  CHECK(st.stale_replies == 1);
+  CHECK(st.completed == 1);
+  CHECK(st.workers == 1); // the timed-out joined worker left the pool
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a worker whose resource broke is replaced and its attempt "
+                  "retried" * doctest::timeout(30)) {
+  auto calls = std::make_shared<int>(0);
+  auto flaky = [calls](int x) {
+    if (++*calls == 1)
+      throw pool::resource_broken("connection reset");
+    return x;
+  };
+  auto pool = pool::spawn_pool(sys, flaky,
+                               pool::pool_options{}
+                                 .workers(2)
+                                 .max_attempts(2)
+                                 .backoff(0s, 0s));
+  REQUIRE(pool);
+  run();
+  auto answer = self->request(*pool, caf::infinite, pool::submit_atom_v, 9);
+  run();
+  REQUIRE(replies() == 1);
+  answer.receive([](int y) { CHECK(y == 9); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+  auto st = stats_of(*this, *pool);
+  CHECK(st.worker_restarts == 1);
+  CHECK(st.retried == 1);
+  CHECK(st.workers == 2);
+  CHECK(st.busy + st.waiting + st.sleeping == 2);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "restarts below the intensity keep the pool alive as the "
+                  "window slides, one more ends it" * doctest::timeout(30)) {
+  auto pool = pool::spawn_pool(sys, breaks_on_negative,
+                               pool::pool_options{}.workers(1).restart_intensity(
+                                 2, 10s));
+  REQUIRE(pool);
+  self->monitor(*pool);
+  run();
+  auto break_one = [&] {
+    self->send(*pool, pool::submit_atom_v, -1);
+    run();
+    self->receive([](caf::error&) {}); // that caller's final failure
+  };
+  break_one();
+  break_one(); // 2 restarts within 10 s: allowed
+  advance(11s); // both fall out of the window
+  break_one();
+  break_one(); // again 2 within the window
+  CHECK(stats_of(*this, *pool).worker_restarts == 4);
+  // A caller waits on a delayed operation while the limit is exceeded.
+  auto pending = self->request(*pool, caf::infinite, pool::submit_after_atom_v,
+                               caf::timespan{1h}, 5);
+  self->send(*pool, pool::submit_atom_v, -1);
+  run();
+  caf::error exit_reason;
+  bool answered = false;
+  for (int i = 0; i < 3; ++i)
+    self->receive([&](caf::down_msg& msg) { exit_reason = msg.reason; },
+                  [&](caf::error& err) {
+                    // the breaking caller's outcome or the pending one's
+                    answered = answered
+                               || pool::is(err,
+                                           pool::pool_errc::pool_terminated);
+                  },
+                  caf::after(0s) >> [] {});
+  CHECK(pool::is(exit_reason, pool::pool_errc::restart_intensity));
+  pending.receive([](int) { FAIL("delivered"); },
+                  [](caf::error& err) {
+                    CHECK(pool::is(err, pool::pool_errc::pool_terminated));
+                    CHECK(pool::describe(err).find("restart_intensity")
+                          != std::string::npos);
+                  });
+}
