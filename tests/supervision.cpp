@@ -5,7 +5,10 @@
 
 #include <stdexcept>
 
+#include <map>
+
 #include "deterministic.hpp"
+#include "faulty_store.hpp"
 
 using namespace std::chrono_literals;
 using pool::test::deterministic;
@@ -208,4 +211,38 @@ TEST_CASE_FIXTURE(deterministic,
                     CHECK(pool::describe(err).find("restart_intensity")
                           != std::string::npos);
                   });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a crashed queue is respawned over the same store: nothing "
+                  "lost, nothing twice" * doctest::timeout(30)) {
+  // Crash on the 2nd and 5th store call (a push and a pop).
+  auto store = std::make_shared<pool::test::faulty_store>(
+    [](uint64_t call) { return call == 2 || call == 5; });
+  auto runs = std::make_shared<std::map<int, int>>();
+  auto job = [runs](int x) {
+    ++(*runs)[x];
+    return x + 100;
+  };
+  auto pool = pool::spawn_pool(sys, job, pool::pool_options{}.workers(2),
+                               store);
+  REQUIRE(pool);
+  run();
+  std::vector<int> results;
+  for (int i = 1; i <= 4; ++i)
+    self->send(*pool, pool::submit_atom_v, i);
+  run();
+  for (int i = 1; i <= 4; ++i)
+    self->receive([&](int y) { results.push_back(y); },
+                  caf::after(0s) >> [] {});
+  std::sort(results.begin(), results.end());
+  CHECK(results == std::vector<int>{101, 102, 103, 104});
+  CHECK(replies() == 0);
+  for (int i = 1; i <= 4; ++i)
+    CHECK((*runs)[i] == 1);
+  CHECK(store->crashes() == 2);
+  auto st = stats_of(*this, *pool);
+  CHECK(st.queue_restarts == 2);
+  CHECK(st.completed == 4);
+  CHECK(st.available == 0);
 }
