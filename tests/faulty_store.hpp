@@ -34,6 +34,10 @@ public:
     return inner_.next_due(now);
   }
 
+  size_t remove(uint64_t operation) override {
+    return inner_.remove(operation);
+  }
+
   size_t available(time_point now) override {
     return inner_.available(now);
   }

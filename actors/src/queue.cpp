@@ -44,6 +44,10 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       auto wait = due ? *due - now : caf::timespan::max();
       return caf::make_message(no_work_atom_v, wait);
     },
+    [self](remove_work_atom, uint64_t operation) {
+      self->state.store->remove(operation);
+      return counts_of(*self->state.store, self->clock().now());
+    },
     [self](count_work_atom) {
       return counts_of(*self->state.store, self->clock().now());
     },

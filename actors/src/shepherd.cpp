@@ -30,18 +30,34 @@ shepherd_state::~shepherd_state() {
     return;
   // Runs in on_exit. When the shepherd became unreachable, CAF calls this
   // while destroying the actor: touch `self_` only while promises exist
-  // (each holds a reference, so then the actor is still whole).
-  if (!operations_.empty() || !exchanges_.empty()) {
+  // (each holds a reference, so then the actor is still whole). Listeners
+  // of enqueued operations are told with anonymous messages.
+  auto promised = std::any_of(
+                    exchanges_.begin(), exchanges_.end(),
+                    [](const queue_exchange& ex) {
+                      return ex.kind == queue_exchange::stats;
+                    })
+                  || std::any_of(operations_.begin(), operations_.end(),
+                                 [](const auto& kvp) {
+                                   return !kvp.second.listener;
+                                 });
+  std::string why = "unreachable";
+  if (promised) {
     auto reason = self_->fail_state();
-    auto text = reason ? describe(reason) : std::string{"normal exit"};
-    auto err = caf::make_error(pool_errc::pool_terminated, text);
-    for (auto& kvp : operations_)
-      kvp.second.promise.deliver(err);
-    for (auto& ex : exchanges_)
-      if (ex.kind == queue_exchange::stats)
-        ex.promise.deliver(err);
-    operations_.clear();
+    why = reason ? describe(reason) : std::string{"normal exit"};
   }
+  auto err = caf::make_error(pool_errc::pool_terminated, why);
+  for (auto& kvp : operations_) {
+    if (kvp.second.listener)
+      caf::anon_send(caf::actor_cast<caf::actor>(kvp.second.listener),
+                     op_failed_atom_v, kvp.first, err);
+    else
+      kvp.second.promise.deliver(err);
+  }
+  operations_.clear();
+  for (auto& ex : exchanges_)
+    if (ex.kind == queue_exchange::stats)
+      ex.promise.deliver(err);
   // No spawned worker and no queue outlives the shepherd.
   for (auto& kvp : workers_)
     if (!kvp.second.joined)
@@ -74,13 +90,14 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       auto& content = view.content();
       if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
         auto tag = content.get_as<caf::atom_value>(0);
-        if (tag == submit_atom::value)
+        if (tag == submit_atom::value || tag == enqueue_atom::value)
           return submit(view.move_content_to_message().drop(1),
-                        caf::timespan::zero());
+                        caf::timespan::zero(), tag == enqueue_atom::value);
         if (tag == submit_after_atom::value && content.size() >= 2
             && content.match_element<caf::timespan>(1)) {
           auto delay = content.get_as<caf::timespan>(1);
-          return submit(view.move_content_to_message().drop(2), delay);
+          return submit(view.move_content_to_message().drop(2), delay,
+                        false);
         }
       }
       return caf::make_error(pool_errc::unexpected_message,
@@ -127,6 +144,36 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       ex.promise = self_->make_response_promise();
       send_exchange(std::move(ex));
     },
+    [this](cancel_op_atom, uint64_t id) -> caf::result<void> {
+      if (auto err = cancel(id))
+        return err;
+      return caf::unit;
+    },
+    [this](drain_atom) -> caf::result<void> {
+      draining_ = true;
+      drain_promises_.push_back(self_->make_response_promise());
+      check_drained();
+      return caf::delegated<void>{};
+    },
+    [this](drain_atom, caf::timespan deadline) -> caf::result<void> {
+      if (deadline < caf::timespan::zero())
+        return caf::make_error(pool_errc::invalid_delay, text_of(deadline));
+      draining_ = true;
+      drain_promises_.push_back(self_->make_response_promise());
+      self_->delayed_send(self_, deadline, drain_timer_atom_v);
+      check_drained();
+      return caf::delegated<void>{};
+    },
+    [this](drain_timer_atom) {
+      if (drain_promises_.empty())
+        return;
+      // What is left at the deadline fails with a clear error.
+      std::vector<uint64_t> left;
+      for (auto& kvp : operations_)
+        left.push_back(kvp.first);
+      for (auto id : left)
+        fail(id, caf::make_error(pool_errc::drain_deadline, id));
+    },
     [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
       if (!worker)
         return caf::make_error(pool_errc::unexpected_message,
@@ -162,7 +209,11 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
 }
 
 caf::result<caf::message> shepherd_state::submit(caf::message payload,
-                                                  caf::timespan delay) {
+                                                  caf::timespan delay,
+                                                  bool tracked) {
+  if (draining_)
+    return caf::make_error(pool_errc::closed,
+                           std::string{"the pool is draining"});
   if (!cfg_.accepts(payload))
     return caf::make_error(pool_errc::wrong_input_type, cfg_.input_type,
                            to_string(payload));
@@ -172,10 +223,14 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
   ++totals_.submitted;
   auto t = now();
   auto& op = operations_[id];
-  op.promise = self_->make_response_promise();
   op.payload = std::move(payload);
   op.submitted_at = t;
   add_work(attempt_id{id, 1}, t + delay);
+  if (tracked) {
+    op.listener = self_->current_sender();
+    return caf::make_message(id);
+  }
+  op.promise = self_->make_response_promise();
   return caf::delegated<caf::message>{};
 }
 
@@ -374,6 +429,9 @@ void shepherd_state::send_exchange(queue_exchange ex) {
     case queue_exchange::stats:
       self_->send(queue_, count_work_atom_v);
       break;
+    case queue_exchange::remove:
+      self_->send(queue_, remove_work_atom_v, ex.id.operation);
+      break;
   }
   exchanges_.push_back(std::move(ex));
 }
@@ -421,6 +479,7 @@ void shepherd_state::on_queue_error(caf::error& err) {
       ex.promise.deliver(std::move(err));
       break;
     case queue_exchange::count:
+    case queue_exchange::remove:
       break;
   }
 }
@@ -461,9 +520,7 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
   }
   op->second.holder = nullptr;
   if (result != nullptr) {
-    ++totals_.completed;
-    op->second.promise.deliver(std::move(*result));
-    operations_.erase(op);
+    complete(id.operation, std::move(*result));
   } else {
     attempt_failed(id, std::move(*failure));
   }
@@ -543,13 +600,57 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
                                      id.operation, std::move(op.history)));
 }
 
+void shepherd_state::complete(uint64_t operation_id, caf::message result) {
+  auto op = operations_.find(operation_id);
+  if (op == operations_.end())
+    return;
+  ++totals_.completed;
+  if (op->second.listener)
+    self_->send(caf::actor_cast<caf::actor>(op->second.listener),
+                op_done_atom_v, operation_id, std::move(result));
+  else
+    op->second.promise.deliver(std::move(result));
+  operations_.erase(op);
+  check_drained();
+}
+
 void shepherd_state::fail(uint64_t operation_id, caf::error err) {
   auto op = operations_.find(operation_id);
   if (op == operations_.end())
     return;
-  ++totals_.failed;
-  op->second.promise.deliver(std::move(err));
+  if (is(err, pool_errc::cancelled))
+    ++totals_.cancelled;
+  else
+    ++totals_.failed;
+  if (op->second.listener)
+    self_->send(caf::actor_cast<caf::actor>(op->second.listener),
+                op_failed_atom_v, operation_id, std::move(err));
+  else
+    op->second.promise.deliver(std::move(err));
   operations_.erase(op);
+  check_drained();
+}
+
+caf::error shepherd_state::cancel(uint64_t operation_id) {
+  auto op = operations_.find(operation_id);
+  if (op == operations_.end())
+    return caf::make_error(pool_errc::unknown_operation, operation_id);
+  // Queued: its entries leave the queue. Running: the worker finishes, and
+  // its reply is dropped as stale.
+  if (!op->second.holder)
+    send_exchange({queue_exchange::remove, attempt_id{operation_id, 0}, {},
+                   {}, {}});
+  fail(operation_id, caf::make_error(pool_errc::cancelled, operation_id));
+  return caf::none;
+}
+
+void shepherd_state::check_drained() {
+  if (!draining_ || !operations_.empty() || drain_promises_.empty())
+    return;
+  for (auto& rp : drain_promises_)
+    rp.deliver(caf::unit);
+  drain_promises_.clear();
+  self_->quit(caf::exit_reason::normal);
 }
 
 caf::behavior shepherd(shepherd_actor* self, shepherd_config cfg) {

@@ -33,6 +33,14 @@ std::string to_string(pool_errc x) {
       return "restart_intensity";
     case pool_errc::resource_broken:
       return "resource_broken";
+    case pool_errc::closed:
+      return "closed";
+    case pool_errc::cancelled:
+      return "cancelled";
+    case pool_errc::unknown_operation:
+      return "unknown_operation";
+    case pool_errc::drain_deadline:
+      return "drain_deadline";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -20,6 +20,7 @@ struct queue_state {
 /// - `(add_work, work_record, timespan delay)` -> `queue_counts`
 /// - `(get_work)` -> `work_record` | `(no_work, timespan wait)`
 /// - `(count_work)` -> `queue_counts`
+/// - `(rm_work, uint64_t operation)` -> `queue_counts`
 /// A store error is returned to the requester; the entry was not added.
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                           std::shared_ptr<work_store> store);

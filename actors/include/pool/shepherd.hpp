@@ -49,7 +49,10 @@ struct worker_slot {
 
 /// One accepted operation, from submit until its caller got an outcome.
 struct operation {
+  /// The caller of `submit`, answered with the outcome...
   caf::response_promise promise;
+  /// ... or the caller of `enqueue`, sent `op_done` / `op_failed`.
+  caf::strong_actor_ptr listener;
   /// The input, kept for retries.
   caf::message payload;
   /// The attempt the shepherd currently waits for; replies for any other
@@ -67,8 +70,9 @@ struct operation {
 /// grows with the number of outstanding requests. When the queue is
 /// respawned, the exchanges still pending are sent again, in order.
 struct queue_exchange {
-  enum kind_type : uint8_t { add, get, count, stats } kind;
-  /// `add`: the attempt whose entry is being added.
+  enum kind_type : uint8_t { add, get, count, stats, remove } kind;
+  /// `add`: the attempt whose entry is being added; `remove`: the
+  /// operation whose entries are dropped.
   attempt_id id;
   /// `add`: not handed out before `due`.
   caf::actor_clock::time_point due;
@@ -94,7 +98,10 @@ public:
   caf::behavior init(shepherd_actor* self, shepherd_config cfg);
 
   /// Accepts one operation: enqueues it and keeps the caller's promise.
-  caf::result<caf::message> submit(caf::message payload, caf::timespan delay);
+  /// With `tracked`, replies the operation id at once and sends the
+  /// outcome to the caller later as `op_done` / `op_failed`.
+  caf::result<caf::message> submit(caf::message payload, caf::timespan delay,
+                                   bool tracked);
 
   /// The pool's figures; queue figures are filled in by the caller.
   pool_stats worker_stats() const;
@@ -174,8 +181,17 @@ private:
   /// the operation for good with its history.
   void attempt_failed(const attempt_id& id, caf::error reason);
 
+  /// Completes an operation with its result and forgets it.
+  void complete(uint64_t operation_id, caf::message result);
+
   /// Completes an operation with an error and forgets it.
   void fail(uint64_t operation_id, caf::error err);
+
+  /// Replies to drain requests and stops once nothing is pending.
+  void check_drained();
+
+  /// Cancels a pending operation: its caller gets `cancelled` once.
+  caf::error cancel(uint64_t operation_id);
 
   shepherd_actor* self_ = nullptr;
   shepherd_config cfg_;
@@ -197,6 +213,9 @@ private:
   /// Times of recent restarts, oldest first, for the restart intensity.
   std::deque<time_point> restarts_;
   pool_stats totals_;
+  /// Set by `drain`: new submits are refused with `closed`.
+  bool draining_ = false;
+  std::vector<caf::response_promise> drain_promises_;
 };
 
 /// The shepherd actor. Spawned by `spawn_pool`; see docs/protocol.md.

@@ -47,6 +47,15 @@ enum class pool_errc : uint8_t {
   /// `pool::resource_broken`); the worker stops and is replaced.
   /// Context: (what).
   resource_broken = 11,
+  /// The pool is draining and accepts no new operations.
+  closed = 12,
+  /// The operation was cancelled. Context: (operation id).
+  cancelled = 13,
+  /// No operation with this id is pending. Context: (operation id).
+  unknown_operation = 14,
+  /// A drain's deadline passed before the operation finished.
+  /// Context: (operation id).
+  drain_deadline = 15,
 };
 
 /// Thrown by a job to say that its worker's resource (a connection, a

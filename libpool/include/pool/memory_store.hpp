@@ -18,6 +18,8 @@ public:
 
   std::optional<time_point> next_due(time_point now) override;
 
+  size_t remove(uint64_t operation) override;
+
   size_t available(time_point now) override;
 
   size_t delayed(time_point now) override;

@@ -51,6 +51,8 @@ struct pool_stats {
   uint64_t completed = 0;
   /// Operations whose caller received a final error.
   uint64_t failed = 0;
+  /// Operations cancelled by id.
+  uint64_t cancelled = 0;
   /// Attempts that failed and were enqueued again.
   uint64_t retried = 0;
   /// Attempts that ran past `attempt_timeout`.
@@ -70,7 +72,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
   return f(caf::meta::type_name("pool::pool_stats"), x.configured, x.workers,
            x.busy, x.waiting, x.sleeping, x.joined, x.available, x.delayed,
-           x.submitted, x.completed, x.failed, x.retried, x.timed_out,
+           x.submitted, x.completed, x.failed, x.cancelled, x.retried, x.timed_out,
            x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned);
 }
 

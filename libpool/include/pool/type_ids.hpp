@@ -33,6 +33,17 @@ CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
   CAF_ADD_ATOM(pool, pool, pool_stats_atom, "pool_stats")
   /// `(join_pool, actor)`: adds an actor speaking the worker protocol.
   CAF_ADD_ATOM(pool, pool, join_pool_atom, "join_pool")
+  /// `(enqueue, In...)`: replies the operation id at once; the outcome
+  /// follows as `(op_done, id, message)` or `(op_failed, id, error)`.
+  CAF_ADD_ATOM(pool, pool, enqueue_atom, "enqueue")
+  /// Outcome of an enqueued operation: `(op_done, uint64_t id, message)`.
+  CAF_ADD_ATOM(pool, pool, op_done_atom, "op_done")
+  /// Outcome of an enqueued operation: `(op_failed, uint64_t id, error)`.
+  CAF_ADD_ATOM(pool, pool, op_failed_atom, "op_failed")
+  /// `(cancel_op, uint64_t id)`: cancels a pending operation.
+  CAF_ADD_ATOM(pool, pool, cancel_op_atom, "cancel_op")
+  /// `(drain)` or `(drain, timespan deadline)`: finish all, then stop.
+  CAF_ADD_ATOM(pool, pool, drain_atom, "drain")
 
   // -- shepherd <-> queue -----------------------------------------------------
 
@@ -44,6 +55,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
   CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
   /// `(count_work)`: replies `queue_counts`.
   CAF_ADD_ATOM(pool, pool, count_work_atom, "count_work")
+  /// `(rm_work, uint64_t operation)`: drops the operation's entries;
+  /// replies `queue_counts`.
+  CAF_ADD_ATOM(pool, pool, remove_work_atom, "rm_work")
 
   // -- shepherd <-> workers ---------------------------------------------------
 
@@ -65,5 +79,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
   CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
   /// Timer: `(att_timer, attempt_id)` an attempt's processing time is up.
   CAF_ADD_ATOM(pool, pool, attempt_timeout_atom, "att_timer")
+  /// Timer: a drain's deadline passed.
+  CAF_ADD_ATOM(pool, pool, drain_timer_atom, "drain_tmr")
 
 CAF_END_TYPE_ID_BLOCK(pool)

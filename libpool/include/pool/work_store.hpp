@@ -37,6 +37,9 @@ public:
   /// Returns the due time of the earliest entry not yet due at `now`.
   virtual std::optional<time_point> next_due(time_point now) = 0;
 
+  /// Removes every entry of `operation`; returns how many there were.
+  virtual size_t remove(uint64_t operation) = 0;
+
   /// Number of entries due at `now`.
   virtual size_t available(time_point now) = 0;
 

@@ -1,0 +1,200 @@
+// Cancellation, drain and abort, step by step on CAF's testing scheduler.
+#include <doctest/doctest.h>
+
+#include "deterministic.hpp"
+
+using namespace std::chrono_literals;
+using pool::test::deterministic;
+
+namespace {
+
+auto triple = [](int x) { return x * 3; };
+
+caf::actor spawn_triple(caf::actor_system& sys, size_t workers) {
+  auto pool = pool::spawn_pool(sys, triple,
+                               pool::pool_options{}.workers(workers));
+  REQUIRE(pool);
+  return *pool;
+}
+
+/// Enqueues `x` and returns its operation id.
+uint64_t enqueue(deterministic& t, const caf::actor& pool, int x) {
+  uint64_t id = 0;
+  auto answer = t.self->request(pool, caf::infinite, pool::enqueue_atom_v, x);
+  t.run();
+  answer.receive([&](uint64_t op) { id = op; },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+  return id;
+}
+
+caf::error cancel(deterministic& t, const caf::actor& pool, uint64_t id) {
+  caf::error result;
+  auto answer = t.self->request(pool, caf::infinite, pool::cancel_op_atom_v,
+                                id);
+  t.run();
+  answer.receive([] {}, [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+pool::pool_stats stats_of(deterministic& t, const caf::actor& pool) {
+  pool::pool_stats result;
+  auto query = t.self->request(pool, caf::infinite, pool::pool_stats_atom_v);
+  t.run();
+  query.receive([&](pool::pool_stats& st) { result = st; },
+                [](caf::error& err) { FAIL(pool::describe(err)); });
+  return result;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(deterministic,
+                  "an enqueued operation reports its id, then its outcome"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_triple(sys, 1);
+  run();
+  auto id = enqueue(*this, pool, 5);
+  CHECK(id > 0);
+  run();
+  self->receive([&](pool::op_done_atom, uint64_t op, caf::message& result) {
+    CHECK(op == id);
+    CHECK(result.get_as<int>(0) == 15);
+  });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "cancelling a queued operation removes it and tells its "
+                  "caller once" * doctest::timeout(30)) {
+  auto pool = spawn_triple(sys, 1);
+  run();
+  // Operation ids count from 1 per pool.
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1);
+  auto later = self->request(pool, caf::infinite, pool::submit_after_atom_v,
+                             caf::timespan{1h}, 2);
+  run();
+  CHECK(stats_of(*this, pool).delayed == 2);
+  CHECK(!cancel(*this, pool, 2));
+  REQUIRE(replies() == 1);
+  later.receive([](int) { FAIL("ran"); },
+                [](caf::error& err) {
+                  CHECK(pool::is(err, pool::pool_errc::cancelled));
+                });
+  auto st = stats_of(*this, pool);
+  CHECK(st.delayed == 1);
+  CHECK(st.cancelled == 1);
+  // Cancelling it again: unknown, not a crash.
+  auto again = cancel(*this, pool, 2);
+  CHECK(pool::is(again, pool::pool_errc::unknown_operation));
+  // Its deadline passes: nothing runs for it.
+  CHECK(count(advance(1h), "work_to_do") == 1); // only operation 1
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "cancelling a running operation discards its result"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_triple(sys, 1);
+  auto me = caf::actor_cast<caf::actor>(self);
+  self->send(pool, pool::join_pool_atom_v, me);
+  run();
+  auto id = enqueue(*this, pool, 7);
+  self->receive([](pool::wake_up_atom) {});
+  self->send(pool, pool::give_me_work_atom_v);
+  run();
+  pool::work_record held;
+  self->receive(
+    [&](pool::work_to_do_atom, pool::work_record& x) { held = std::move(x); });
+  REQUIRE(held.id.operation == id);
+  CHECK(!cancel(*this, pool, id));
+  self->receive([&](pool::op_failed_atom, uint64_t op, caf::error& err) {
+    CHECK(op == id);
+    CHECK(pool::is(err, pool::pool_errc::cancelled));
+  });
+  // The worker finishes anyway; its result is dropped, not delivered.
+  self->send(pool, pool::status_reply_atom_v, held.id,
+             caf::make_message(21));
+  run();
+  CHECK(replies() == 0);
+  CHECK(stats_of(*this, pool).stale_replies == 1);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "cancelling an unknown id answers unknown_operation"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_triple(sys, 1);
+  auto err = cancel(*this, pool, 4242);
+  CHECK(pool::is(err, pool::pool_errc::unknown_operation));
+  CHECK(pool::describe(err) == "pool.unknown_operation: op#4242");
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "drain refuses new work, finishes queued, delayed and "
+                  "running work, then replies and stops" * doctest::timeout(30)) {
+  auto pool = spawn_triple(sys, 2);
+  self->monitor(pool);
+  run();
+  self->send(pool, pool::submit_atom_v, 1);
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{10s}, 2);
+  auto drained = self->request(pool, caf::infinite, pool::drain_atom_v);
+  auto refused = self->request(pool, caf::infinite, pool::submit_atom_v, 3);
+  run();
+  // The due one ran; the new submit was refused; the drain still waits.
+  std::vector<int> results;
+  self->receive([&](int y) { results.push_back(y); });
+  refused.receive([](int) { FAIL("accepted while draining"); },
+                  [](caf::error& err) {
+                    CHECK(pool::is(err, pool::pool_errc::closed));
+                  });
+  CHECK(replies() == 0);
+  advance(10s);
+  self->receive([&](int y) { results.push_back(y); });
+  CHECK(results == std::vector<int>{3, 6});
+  bool done = false;
+  drained.receive([&] { done = true; },
+                  [](caf::error& err) { FAIL(pool::describe(err)); });
+  CHECK(done);
+  self->receive([](caf::down_msg& msg) { CHECK(!msg.reason); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "drain with a deadline fails what is left with a clear error"
+                    * doctest::timeout(30)) {
+  auto pool = spawn_triple(sys, 1);
+  run();
+  auto late = self->request(pool, caf::infinite, pool::submit_after_atom_v,
+                            caf::timespan{1h}, 1);
+  auto drained = self->request(pool, caf::infinite, pool::drain_atom_v,
+                               caf::timespan{5s});
+  run();
+  CHECK(replies() == 0);
+  advance(5s - 1ns);
+  CHECK(replies() == 0);
+  advance(1ns);
+  late.receive([](int) { FAIL("ran"); },
+               [](caf::error& err) {
+                 CHECK(pool::is(err, pool::pool_errc::drain_deadline));
+               });
+  drained.receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "abort: every pending caller gets the termination error and "
+                  "no pool actor keeps running" * doctest::timeout(30)) {
+  auto baseline = sys.registry().running();
+  auto pool = spawn_triple(sys, 3);
+  run();
+  CHECK(sys.registry().running() == baseline + 5); // shepherd, queue, 3
+  auto a = self->request(pool, caf::infinite, pool::submit_after_atom_v,
+                         caf::timespan{1h}, 1);
+  auto b = self->request(pool, caf::infinite, pool::submit_after_atom_v,
+                         caf::timespan{2h}, 2);
+  run();
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+  run();
+  for (auto* h : {&a, &b})
+    h->receive([](int) { FAIL("ran"); },
+               [](caf::error& err) {
+                 CHECK(pool::is(err, pool::pool_errc::pool_terminated));
+               });
+  pool = caf::actor{};
+  drain();
+  CHECK(sys.registry().running() == baseline);
+}
