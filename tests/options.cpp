@@ -44,3 +44,35 @@ TEST_CASE("spawning with invalid options fails with the validation error"
   CHECK(pool::is(pool.error(), pool::pool_errc::invalid_option));
   CHECK(pool::describe(pool.error()).find("workers") != std::string::npos);
 }
+
+namespace {
+
+std::string field_of(const pool::pool_options& opts) {
+  auto err = opts.validate();
+  REQUIRE(err);
+  REQUIRE(pool::is(err, pool::pool_errc::invalid_option));
+  return err.context().get_as<std::string>(0);
+}
+
+} // namespace
+
+TEST_CASE("failure-handling options are validated, naming the field"
+          * doctest::timeout(10)) {
+  using namespace std::chrono_literals;
+  using opts = pool::pool_options;
+  CHECK(field_of(opts{}.max_attempts(0)) == "max_attempts");
+  CHECK(field_of(opts{}.backoff(-1s, 1s)) == "backoff.initial");
+  CHECK(field_of(opts{}.backoff(5s, 1s)) == "backoff.max"); // inverted
+  CHECK(field_of(opts{}.backoff(1s, 5s, 0.5)) == "backoff.multiplier");
+  CHECK(field_of(opts{}.jitter(-0.1)) == "jitter");
+  CHECK(field_of(opts{}.jitter(1.5)) == "jitter");
+  CHECK(field_of(opts{}.attempt_timeout(0s)) == "attempt_timeout");
+  CHECK(field_of(opts{}.attempt_timeout(-1s)) == "attempt_timeout");
+  CHECK(field_of(opts{}.restart_intensity(0, 1s))
+        == "restart_intensity.max_restarts");
+  CHECK(field_of(opts{}.restart_intensity(-3, 1s))
+        == "restart_intensity.max_restarts");
+  CHECK(field_of(opts{}.restart_intensity(3, 0s))
+        == "restart_intensity.window");
+  CHECK(!opts{}.max_attempts(1).backoff(0s, 0s).validate());
+}

@@ -198,3 +198,39 @@ TEST_CASE_FIXTURE(deterministic,
   drain();
   CHECK(sys.registry().running() == baseline);
 }
+
+namespace {
+
+/// Submits one operation due in an hour, then terminates.
+caf::behavior short_lived_caller(caf::event_based_actor* self,
+                                 caf::actor pool) {
+  self->request(pool, caf::infinite, pool::submit_after_atom_v,
+                caf::timespan{1h}, 1)
+    .then([](int) {}, [](caf::error&) {});
+  self->quit();
+  return {};
+}
+
+size_t runs_after_caller_died(deterministic& t, bool skip_orphaned) {
+  auto pool = pool::spawn_pool(t.sys, triple,
+                               pool::pool_options{}.workers(1).skip_orphaned(
+                                 skip_orphaned));
+  REQUIRE(pool);
+  t.sys.spawn(short_lived_caller, *pool);
+  t.run();
+  return t.count(t.advance(1h), "work_to_do");
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(deterministic,
+                  "with skip_orphaned, an operation whose caller terminated "
+                  "is not started" * doctest::timeout(30)) {
+  CHECK(runs_after_caller_died(*this, true) == 0);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "without skip_orphaned, an operation whose caller terminated "
+                  "still runs" * doctest::timeout(30)) {
+  CHECK(runs_after_caller_died(*this, false) == 1);
+}

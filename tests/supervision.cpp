@@ -176,6 +176,17 @@ TEST_CASE_FIXTURE(deterministic,
                                  2, 10s));
   REQUIRE(pool);
   self->monitor(*pool);
+  // A linked parent sees the exit reason.
+  auto parent_saw = std::make_shared<caf::error>();
+  auto parent = sys.spawn([pool = *pool,
+                           parent_saw](caf::event_based_actor* parent) {
+    parent->link_to(pool);
+    parent->set_exit_handler([parent, parent_saw](caf::exit_msg& msg) {
+      *parent_saw = msg.reason;
+      parent->quit();
+    });
+    return caf::behavior{[](int) {}};
+  });
   run();
   auto break_one = [&] {
     self->send(*pool, pool::submit_atom_v, -1);
@@ -205,6 +216,7 @@ TEST_CASE_FIXTURE(deterministic,
                   },
                   caf::after(0s) >> [] {});
   CHECK(pool::is(exit_reason, pool::pool_errc::restart_intensity));
+  CHECK(pool::is(*parent_saw, pool::pool_errc::restart_intensity));
   pending.receive([](int) { FAIL("delivered"); },
                   [](caf::error& err) {
                     CHECK(pool::is(err, pool::pool_errc::pool_terminated));

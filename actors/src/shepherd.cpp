@@ -225,6 +225,12 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
   auto& op = operations_[id];
   op.payload = std::move(payload);
   op.submitted_at = t;
+  if (cfg_.options.skip_orphaned() && self_->current_sender()) {
+    op.caller = self_->current_sender()->address();
+    auto& watch = callers_[op.caller];
+    if (watch.pending++ == 0)
+      self_->monitor(caf::actor_cast<caf::actor>(self_->current_sender()));
+  }
   add_work(attempt_id{id, 1}, t + delay);
   if (tracked) {
     op.listener = self_->current_sender();
@@ -377,6 +383,15 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
   if (slot == nullptr || slot->phase != worker_phase::waiting) {
     // The worker left meanwhile: the entry goes back, due now.
     add_work(record.id, now());
+    return;
+  }
+  if (op->second.caller && callers_[op->second.caller].down) {
+    // Nobody is waiting for this one any more: do not start it.
+    fail(record.id.operation,
+         caf::make_error(pool_errc::cancelled, record.id.operation,
+                         std::string{"caller terminated"}));
+    slot->asking = true;
+    request_work(worker);
     return;
   }
   slot->current = record.id;
@@ -558,6 +573,8 @@ void shepherd_state::on_down(caf::down_msg& msg) {
     restart_queue();
     return;
   }
+  if (auto watch = callers_.find(msg.source); watch != callers_.end())
+    watch->second.down = true; // (It may be a worker, too.)
   auto key = caf::actor_cast<key_type>(msg.source);
   if (abandoned_.erase(key) > 0)
     return;
@@ -610,6 +627,7 @@ void shepherd_state::complete(uint64_t operation_id, caf::message result) {
                 op_done_atom_v, operation_id, std::move(result));
   else
     op->second.promise.deliver(std::move(result));
+  release_caller(op->second);
   operations_.erase(op);
   check_drained();
 }
@@ -627,6 +645,7 @@ void shepherd_state::fail(uint64_t operation_id, caf::error err) {
                 op_failed_atom_v, operation_id, std::move(err));
   else
     op->second.promise.deliver(std::move(err));
+  release_caller(op->second);
   operations_.erase(op);
   check_drained();
 }
@@ -642,6 +661,17 @@ caf::error shepherd_state::cancel(uint64_t operation_id) {
                    {}, {}});
   fail(operation_id, caf::make_error(pool_errc::cancelled, operation_id));
   return caf::none;
+}
+
+void shepherd_state::release_caller(const operation& op) {
+  if (!op.caller)
+    return;
+  auto i = callers_.find(op.caller);
+  if (i == callers_.end() || --i->second.pending > 0)
+    return;
+  if (!i->second.down)
+    self_->demonitor(op.caller);
+  callers_.erase(i);
 }
 
 void shepherd_state::check_drained() {

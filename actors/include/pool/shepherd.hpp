@@ -61,6 +61,8 @@ struct operation {
   /// The worker holding the current attempt, if dispatched.
   caf::actor holder;
   caf::actor_clock::time_point submitted_at;
+  /// The calling actor, watched only with `skip_orphaned`.
+  caf::actor_addr caller;
   std::vector<attempt_failure> history;
 };
 
@@ -213,6 +215,17 @@ private:
   /// Times of recent restarts, oldest first, for the restart intensity.
   std::deque<time_point> restarts_;
   pool_stats totals_;
+  /// With `skip_orphaned`: callers with pending operations, and whether
+  /// they have terminated.
+  struct caller_watch {
+    size_t pending = 0;
+    bool down = false;
+  };
+  std::unordered_map<caf::actor_addr, caller_watch> callers_;
+
+  /// Stops watching an operation's caller once it has nothing pending.
+  void release_caller(const operation& op);
+
   /// Set by `drain`: new submits are refused with `closed`.
   bool draining_ = false;
   std::vector<caf::response_promise> drain_promises_;

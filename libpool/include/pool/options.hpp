@@ -148,6 +148,18 @@ public:
     return restart_window_;
   }
 
+  /// When set, an operation whose calling actor has terminated is not
+  /// started (it ends as `cancelled`). Costs a monitor per distinct caller
+  /// with pending operations. Default: off.
+  pool_options& skip_orphaned(bool x) {
+    skip_orphaned_ = x;
+    return *this;
+  }
+
+  bool skip_orphaned() const noexcept {
+    return skip_orphaned_;
+  }
+
   /// Returns an error of code `pool_errc::invalid_option` whose context names
   /// the bad field and says what is allowed; `caf::none` when all is well.
   caf::error validate() const;
@@ -166,6 +178,7 @@ private:
   std::optional<caf::timespan> attempt_timeout_;
   int64_t max_restarts_ = 10;
   caf::timespan restart_window_ = std::chrono::seconds(10);
+  bool skip_orphaned_ = false;
 };
 
 } // namespace pool
