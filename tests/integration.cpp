@@ -387,3 +387,52 @@ TEST_CASE("a job that throws fails only its own caller"
         != std::string::npos);
   CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 12) == 12);
 }
+
+TEST_CASE("a dedicated worker stuck past the timeout is abandoned and "
+          "replaced, its late reply dropped" * doctest::timeout(60)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto release = std::make_shared<std::promise<void>>();
+  auto released = release->get_future().share();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  // The first call is stuck until the test releases it; later calls are
+  // quick.
+  auto job = [released, calls](int x) {
+    if (++*calls == 1)
+      released.wait_for(30s);
+    return x + 1;
+  };
+  auto pool = pool::spawn_pool(sys, job,
+                               pool::pool_options{}
+                                 .workers(1)
+                                 .kind(pool::worker_kind::dedicated)
+                                 .max_attempts(2)
+                                 .backoff(0s, 0s)
+                                 .attempt_timeout(200ms));
+  REQUIRE(pool);
+  // Attempt 1 is stuck; at the timeout attempt 2 runs on a fresh worker.
+  auto r = pool::blocking_submit<int>(sys, *pool, 20s, 1);
+  REQUIRE(r);
+  CHECK(*r == 2);
+  caf::scoped_actor self{sys};
+  auto stats = [&] {
+    pool::pool_stats result;
+    self->request(*pool, 10s, pool::pool_stats_atom_v)
+      .receive([&](pool::pool_stats& st) { result = st; },
+               [](caf::error& err) { FAIL(pool::describe(err)); });
+    return result;
+  };
+  auto st = stats();
+  CHECK(st.timed_out == 1);
+  CHECK(st.abandoned == 1); // its thread is still inside the job
+  CHECK(st.workers == 1);
+  // Released, the stuck job returns; its reply is stale and the abandoned
+  // worker terminates.
+  release->set_value();
+  for (int i = 0; i < 200 && stats().abandoned > 0; ++i)
+    self->receive(caf::after(10ms) >> [] {});
+  st = stats();
+  CHECK(st.abandoned == 0);
+  CHECK(st.stale_replies == 1);
+  CHECK(st.completed == 1);
+}
