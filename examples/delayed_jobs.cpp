@@ -30,16 +30,14 @@ void caf_main(caf::actor_system& sys, const config&) {
       std::cerr << "failed: " << pool::describe(err) << '\n';
     };
     // Submitted first, but due last: results arrive as "now", "soon", "late".
-    self
-      ->request(pool, seconds(10), pool::submit_after_atom_v,
-                caf::timespan{milliseconds(300)}, std::string{"late"})
-      .then(print, fail);
-    self
-      ->request(pool, seconds(10), pool::submit_after_atom_v,
-                caf::timespan{milliseconds(100)}, std::string{"soon"})
-      .then(print, fail);
+    self->request(pool, seconds(10), pool::submit_after_atom_v,
+                  caf::timespan{milliseconds(300)}, std::string{"late"})
+        .then(print, fail);
+    self->request(pool, seconds(10), pool::submit_after_atom_v,
+                  caf::timespan{milliseconds(100)}, std::string{"soon"})
+        .then(print, fail);
     self->request(pool, seconds(10), pool::submit_atom_v, std::string{"now"})
-      .then(print, fail);
+        .then(print, fail);
   });
 }
 

@@ -20,14 +20,14 @@ void caf_main(caf::actor_system& sys, const config&) {
   sys.spawn([pool = *pool](caf::event_based_actor* self) {
     for (int i = 1; i <= 3; ++i)
       self->request(pool, std::chrono::seconds(10), pool::submit_atom_v, i)
-        .then([i](int y) { std::cout << i << "^2 = " << y << '\n'; },
-              [](caf::error& err) {
-                std::cerr << "failed: " << pool::describe(err) << '\n';
-              });
+          .then([i](int y) { std::cout << i << "^2 = " << y << '\n'; },
+                [](caf::error& err) {
+                  std::cerr << "failed: " << pool::describe(err) << '\n';
+                });
   });
   // From plain code: block for the answer, or take a future.
-  auto seven = pool::blocking_submit<int>(sys, *pool, std::chrono::seconds(10),
-                                          7);
+  auto seven =
+      pool::blocking_submit<int>(sys, *pool, std::chrono::seconds(10), 7);
   std::cout << "7^2 = " << (seven ? *seven : -1) << '\n';
   auto eight = pool::submit_future<int>(sys, *pool, 8);
   auto result = eight.get();

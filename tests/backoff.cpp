@@ -7,7 +7,8 @@
 
 using namespace std::chrono_literals;
 
-TEST_CASE("without jitter, delays double up to the cap" * doctest::timeout(10)) {
+TEST_CASE("without jitter, delays double up to the cap" *
+          doctest::timeout(10)) {
   pool::backoff b{1s, 8s, 2.0, 0.0, 42};
   std::vector<caf::timespan> seen;
   for (uint32_t n = 1; n <= 6; ++n)
@@ -21,8 +22,8 @@ TEST_CASE("a multiplier of 1 gives a constant delay" * doctest::timeout(10)) {
     CHECK(b.next(n) == caf::timespan{250ms});
 }
 
-TEST_CASE("jitter stays within its fraction and repeats under a fixed seed"
-          * doctest::timeout(10)) {
+TEST_CASE("jitter stays within its fraction and repeats under a fixed seed" *
+          doctest::timeout(10)) {
   pool::backoff a{1s, 60s, 2.0, 0.5, 7};
   pool::backoff b{1s, 60s, 2.0, 0.5, 7};
   pool::backoff c{1s, 60s, 2.0, 0.5, 8};

@@ -59,8 +59,8 @@ struct outcome_log {
 } // namespace
 
 TEST_CASE("chaos: 20,000 operations with throwing, breaking and overrunning "
-          "attempts and a crashing queue all end exactly once"
-          * doctest::timeout(90)) {
+          "attempts and a crashing queue all end exactly once" *
+          doctest::timeout(90)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto baseline = sys.registry().running();
@@ -77,15 +77,15 @@ TEST_CASE("chaos: 20,000 operations with throwing, breaking and overrunning "
     return x * 2;
   };
   auto store = std::make_shared<pool::test::faulty_store>(
-    [](uint64_t call) { return splitmix64(call) % 2000 == 0; });
+      [](uint64_t call) { return splitmix64(call) % 2000 == 0; });
   auto pool = pool::spawn_pool(sys, job,
                                pool::pool_options{}
-                                 .workers(4)
-                                 .kind(pool::worker_kind::dedicated)
-                                 .max_attempts(max_attempts)
-                                 .backoff(1ms, 10ms)
-                                 .attempt_timeout(timeout)
-                                 .restart_intensity(1'000'000, 1s),
+                                   .workers(4)
+                                   .kind(pool::worker_kind::dedicated)
+                                   .max_attempts(max_attempts)
+                                   .backoff(1ms, 10ms)
+                                   .attempt_timeout(timeout)
+                                   .restart_intensity(1'000'000, 1s),
                                store);
   REQUIRE(pool);
   sys.spawn([pool = *pool, log](caf::event_based_actor* self) {
@@ -102,19 +102,19 @@ TEST_CASE("chaos: 20,000 operations with throwing, breaking and overrunning "
         (*submit_next)();
       };
       self->request(pool, caf::infinite, pool::submit_atom_v, x)
-        .then(
-          [=](int y) {
-            ++(y == x * 2 && x % doomed != 0 ? log->succeeded : log->wrong);
-            finish();
-          },
-          [=](caf::error& err) {
-            auto history = pool::attempt_history(err);
-            auto right = x % doomed == 0
-                         && pool::is(err, pool::pool_errc::operation_failed)
-                         && history.size() == max_attempts;
-            ++(right ? log->failed_for_good : log->wrong);
-            finish();
-          });
+          .then(
+              [=](int y) {
+                ++(y == x * 2 && x % doomed != 0 ? log->succeeded : log->wrong);
+                finish();
+              },
+              [=](caf::error& err) {
+                auto history = pool::attempt_history(err);
+                auto right = x % doomed == 0 &&
+                             pool::is(err, pool::pool_errc::operation_failed) &&
+                             history.size() == max_attempts;
+                ++(right ? log->failed_for_good : log->wrong);
+                finish();
+              });
     };
     for (int i = 0; i < 256; ++i)
       (*submit_next)();
@@ -134,19 +134,19 @@ TEST_CASE("chaos: 20,000 operations with throwing, breaking and overrunning "
   CHECK(store->crashes() > 0);
   caf::scoped_actor self{sys};
   self->request(*pool, 10s, pool::pool_stats_atom_v)
-    .receive(
-      [&](const pool::pool_stats& st) {
-        MESSAGE(pool::to_string(st));
-        // Every attempt but each operation's last was retried.
-        CHECK(st.retried == static_cast<uint64_t>(attempts - operations));
-        CHECK(st.timed_out > 0);
-        CHECK(st.worker_restarts > 0);
-        CHECK(st.queue_restarts == store->crashes());
-        CHECK(st.workers == 4);
-        CHECK(st.busy + st.waiting + st.sleeping == 4);
-        CHECK(st.completed + st.failed == operations);
-      },
-      [](caf::error& err) { FAIL(pool::describe(err)); });
+      .receive(
+          [&](const pool::pool_stats& st) {
+            MESSAGE(pool::to_string(st));
+            // Every attempt but each operation's last was retried.
+            CHECK(st.retried == static_cast<uint64_t>(attempts - operations));
+            CHECK(st.timed_out > 0);
+            CHECK(st.worker_restarts > 0);
+            CHECK(st.queue_restarts == store->crashes());
+            CHECK(st.workers == 4);
+            CHECK(st.busy + st.waiting + st.sleeping == 4);
+            CHECK(st.completed + st.failed == operations);
+          },
+          [](caf::error& err) { FAIL(pool::describe(err)); });
   // Once the pool is gone, every actor it started terminates.
   self->send_exit(*pool, caf::exit_reason::user_shutdown);
   pool = caf::actor{};

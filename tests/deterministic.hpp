@@ -32,10 +32,10 @@ struct event {
 struct deterministic {
   testing_config cfg;
   caf::actor_system sys{cfg};
-  caf::scheduler::test_coordinator& sched
-    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  std::unique_ptr<caf::scoped_actor> self_ptr
-    = std::make_unique<caf::scoped_actor>(sys);
+  caf::scheduler::test_coordinator& sched =
+      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  std::unique_ptr<caf::scoped_actor> self_ptr =
+      std::make_unique<caf::scoped_actor>(sys);
   /// Plays the caller (and, where a test says so, a joined worker).
   caf::scoped_actor& self = *self_ptr;
 

@@ -16,7 +16,7 @@ class faulty_store final : public work_store {
 public:
   /// `crash(call)` decides, for the n-th call (from 1), whether to throw.
   explicit faulty_store(std::function<bool(uint64_t)> crash)
-    : crash_(std::move(crash)) {
+      : crash_(std::move(crash)) {
     // nop
   }
 

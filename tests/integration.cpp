@@ -35,8 +35,9 @@ struct tally {
 void run_many(size_t workers, int n) {
   config cfg;
   caf::actor_system sys{cfg};
-  auto pool = pool::spawn_pool(sys, [](int x) { return x * 3 + 1; },
-                               pool::pool_options{}.workers(workers));
+  auto pool = pool::spawn_pool(
+      sys, [](int x) { return x * 3 + 1; },
+      pool::pool_options{}.workers(workers));
   REQUIRE(pool);
   auto counts = std::make_shared<tally>();
   auto finished = counts->done.get_future();
@@ -57,15 +58,15 @@ void run_many(size_t workers, int n) {
           (*submit_next)();
       };
       self->request(pool, caf::infinite, pool::submit_atom_v, i)
-        .then(
-          [=](int y) {
-            ++(y == i * 3 + 1 ? counts->ok : counts->wrong);
-            one_done();
-          },
-          [=](caf::error&) {
-            ++counts->errors;
-            one_done();
-          });
+          .then(
+              [=](int y) {
+                ++(y == i * 3 + 1 ? counts->ok : counts->wrong);
+                one_done();
+              },
+              [=](caf::error&) {
+                ++counts->errors;
+                one_done();
+              });
     };
     for (int i = 0; i < window; ++i)
       (*submit_next)();
@@ -80,13 +81,13 @@ void run_many(size_t workers, int n) {
   REQUIRE(st);
   caf::scoped_actor self{sys};
   self->request(*pool, 10s, pool::pool_stats_atom_v)
-    .receive(
-      [&](const pool::pool_stats& x) {
-        CHECK(x.completed == static_cast<uint64_t>(n) + 1);
-        CHECK(x.workers == workers);
-        CHECK(x.busy + x.waiting + x.sleeping == workers);
-      },
-      [](caf::error& err) { FAIL(pool::describe(err)); });
+      .receive(
+          [&](const pool::pool_stats& x) {
+            CHECK(x.completed == static_cast<uint64_t>(n) + 1);
+            CHECK(x.workers == workers);
+            CHECK(x.busy + x.waiting + x.sleeping == workers);
+          },
+          [](caf::error& err) { FAIL(pool::describe(err)); });
 }
 
 /// Runs `n` jobs that each hold their worker for a while and records how
@@ -109,10 +110,9 @@ int max_concurrency(size_t workers, int n) {
     --*running;
     return x;
   };
-  auto pool = pool::spawn_pool(sys, job,
-                               pool::pool_options{}
-                                 .workers(workers)
-                                 .kind(pool::worker_kind::dedicated));
+  auto pool = pool::spawn_pool(
+      sys, job,
+      pool::pool_options{}.workers(workers).kind(pool::worker_kind::dedicated));
   REQUIRE(pool);
   std::vector<std::future<caf::expected<int>>> results;
   for (int i = 0; i < n; ++i)
@@ -130,36 +130,36 @@ int max_concurrency(size_t workers, int n) {
 caf::behavior external_worker(caf::event_based_actor* self,
                               std::shared_ptr<std::atomic<int>> handled) {
   return {
-    [self](pool::wake_up_atom) {
-      self->send(caf::actor_cast<caf::actor>(self->current_sender()),
-                 pool::give_me_work_atom_v);
-    },
-    [self, handled](pool::work_to_do_atom, pool::work_record& record) {
-      auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
-      ++*handled;
-      auto x = record.payload.get_as<int>(0);
-      self->send(shepherd, pool::status_reply_atom_v, record.id,
-                 caf::make_message(x * 3 + 1));
-      self->send(shepherd, pool::give_me_work_atom_v);
-    },
-    [](pool::go_to_sleep_atom) {},
+      [self](pool::wake_up_atom) {
+        self->send(caf::actor_cast<caf::actor>(self->current_sender()),
+                   pool::give_me_work_atom_v);
+      },
+      [self, handled](pool::work_to_do_atom, pool::work_record& record) {
+        auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
+        ++*handled;
+        auto x = record.payload.get_as<int>(0);
+        self->send(shepherd, pool::status_reply_atom_v, record.id,
+                   caf::make_message(x * 3 + 1));
+        self->send(shepherd, pool::give_me_work_atom_v);
+      },
+      [](pool::go_to_sleep_atom) {},
   };
 }
 
 } // namespace
 
-TEST_CASE("100,000 jobs through 1 worker all complete correctly"
-          * doctest::timeout(120)) {
+TEST_CASE("100,000 jobs through 1 worker all complete correctly" *
+          doctest::timeout(120)) {
   run_many(1, 100'000);
 }
 
-TEST_CASE("100,000 jobs through 2 workers all complete correctly"
-          * doctest::timeout(120)) {
+TEST_CASE("100,000 jobs through 2 workers all complete correctly" *
+          doctest::timeout(120)) {
   run_many(2, 100'000);
 }
 
-TEST_CASE("100,000 jobs through 4 workers all complete correctly"
-          * doctest::timeout(120)) {
+TEST_CASE("100,000 jobs through 4 workers all complete correctly" *
+          doctest::timeout(120)) {
   run_many(4, 100'000);
 }
 
@@ -179,18 +179,18 @@ TEST_CASE("no more jobs run at once than 4 workers" * doctest::timeout(60)) {
   CHECK(highest >= 2);
 }
 
-TEST_CASE("an external actor joins through the protocol and gets work"
-          * doctest::timeout(60)) {
+TEST_CASE("an external actor joins through the protocol and gets work" *
+          doctest::timeout(60)) {
   config cfg;
   caf::actor_system sys{cfg};
-  auto pool = pool::spawn_pool(sys, [](int x) { return x * 3 + 1; },
-                               pool::pool_options{}.workers(1));
+  auto pool = pool::spawn_pool(
+      sys, [](int x) { return x * 3 + 1; }, pool::pool_options{}.workers(1));
   REQUIRE(pool);
   auto handled = std::make_shared<std::atomic<int>>(0);
   auto outsider = sys.spawn(external_worker, handled);
   caf::scoped_actor self{sys};
   self->request(*pool, 10s, pool::join_pool_atom_v, outsider)
-    .receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
+      .receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
   std::vector<std::future<caf::expected<int>>> results;
   for (int i = 0; i < 200; ++i)
     results.push_back(pool::submit_future<int>(sys, *pool, i));
@@ -203,71 +203,70 @@ TEST_CASE("an external actor joins through the protocol and gets work"
   // It slept last, so the first submit woke it.
   CHECK(*handled >= 1);
   self->request(*pool, 10s, pool::pool_stats_atom_v)
-    .receive(
-      [](const pool::pool_stats& st) {
-        CHECK(st.workers == 2);
-        CHECK(st.joined == 1);
-      },
-      [](caf::error& err) { FAIL(pool::describe(err)); });
+      .receive(
+          [](const pool::pool_stats& st) {
+            CHECK(st.workers == 2);
+            CHECK(st.joined == 1);
+          },
+          [](caf::error& err) { FAIL(pool::describe(err)); });
   self->send_exit(outsider, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a payload of the wrong type fails that caller only"
-          * doctest::timeout(30)) {
+TEST_CASE("a payload of the wrong type fails that caller only" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
-  auto pool = pool::spawn_pool(sys, [](int x) { return x + 1; },
-                               pool::pool_options{}.workers(2));
+  auto pool = pool::spawn_pool(
+      sys, [](int x) { return x + 1; }, pool::pool_options{}.workers(2));
   REQUIRE(pool);
   caf::scoped_actor self{sys};
   self->request(*pool, 10s, pool::submit_atom_v, std::string{"not an int"})
-    .receive([](int) { FAIL("accepted a string"); },
-             [](caf::error& err) {
-               CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
-               CHECK(pool::describe(err).find("int") != std::string::npos);
-             });
+      .receive([](int) { FAIL("accepted a string"); },
+               [](caf::error& err) {
+                 CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
+                 CHECK(pool::describe(err).find("int") != std::string::npos);
+               });
   self->request(*pool, 10s, pool::submit_atom_v, 1, 2)
-    .receive([](int) { FAIL("accepted two ints"); },
-             [](caf::error& err) {
-               CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
-             });
+      .receive([](int) { FAIL("accepted two ints"); },
+               [](caf::error& err) {
+                 CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
+               });
   auto ok = pool::blocking_submit<int>(sys, *pool, 10s, 41);
   REQUIRE(ok);
   CHECK(*ok == 42);
 }
 
-TEST_CASE("a negative delay is refused with a clear error"
-          * doctest::timeout(30)) {
+TEST_CASE("a negative delay is refused with a clear error" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto pool = pool::spawn_pool(sys, [](int x) { return x; });
   REQUIRE(pool);
   caf::scoped_actor self{sys};
-  self
-    ->request(*pool, 10s, pool::submit_after_atom_v, caf::timespan{-1s}, 1)
-    .receive([](int) { FAIL("accepted a negative delay"); },
-             [](caf::error& err) {
-               CHECK(pool::is(err, pool::pool_errc::invalid_delay));
-             });
+  self->request(*pool, 10s, pool::submit_after_atom_v, caf::timespan{-1s}, 1)
+      .receive([](int) { FAIL("accepted a negative delay"); },
+               [](caf::error& err) {
+                 CHECK(pool::is(err, pool::pool_errc::invalid_delay));
+               });
 }
 
-TEST_CASE("a message the shepherd does not know gets an error, not a crash"
-          * doctest::timeout(30)) {
+TEST_CASE("a message the shepherd does not know gets an error, not a crash" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto pool = pool::spawn_pool(sys, [](int x) { return x; });
   REQUIRE(pool);
   caf::scoped_actor self{sys};
   self->request(*pool, 10s, std::string{"hello"}, 3.5)
-    .receive([] { FAIL("answered"); },
-             [](caf::error& err) {
-               CHECK(pool::is(err, pool::pool_errc::unexpected_message));
-             });
+      .receive([] { FAIL("answered"); },
+               [](caf::error& err) {
+                 CHECK(pool::is(err, pool::pool_errc::unexpected_message));
+               });
   CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 5) == 5);
 }
 
-TEST_CASE("a submit to a terminated pool gets an error, never a hang"
-          * doctest::timeout(30)) {
+TEST_CASE("a submit to a terminated pool gets an error, never a hang" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto pool = pool::spawn_pool(sys, [](int x) { return x; });
@@ -281,8 +280,8 @@ TEST_CASE("a submit to a terminated pool gets an error, never a hang"
   CHECK(r.error() == caf::sec::request_receiver_down);
 }
 
-TEST_CASE("callers pending when the pool is killed get its termination error"
-          * doctest::timeout(30)) {
+TEST_CASE("callers pending when the pool is killed get its termination error" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto release = std::make_shared<std::promise<void>>();
@@ -293,9 +292,9 @@ TEST_CASE("callers pending when the pool is killed get its termination error"
     released.wait_for(30s);
     return x;
   };
-  auto pool = pool::spawn_pool(sys, job,
-                               pool::pool_options{}.workers(1).kind(
-                                 pool::worker_kind::dedicated));
+  auto pool = pool::spawn_pool(
+      sys, job,
+      pool::pool_options{}.workers(1).kind(pool::worker_kind::dedicated));
   REQUIRE(pool);
   auto running = pool::submit_future<int>(sys, *pool, 1);
   auto queued = pool::submit_future<int>(sys, *pool, 2);
@@ -310,8 +309,8 @@ TEST_CASE("callers pending when the pool is killed get its termination error"
   release->set_value();
 }
 
-TEST_CASE("the pool handle is an ordinary actor: passed, monitored, linked"
-          * doctest::timeout(30)) {
+TEST_CASE("the pool handle is an ordinary actor: passed, monitored, linked" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto pool = pool::spawn_pool(sys, [](int x) { return -x; });
@@ -322,13 +321,13 @@ TEST_CASE("the pool handle is an ordinary actor: passed, monitored, linked"
   // also linked to the pool and traps the exit when the pool goes away.
   auto client = sys.spawn([result, exit_seen](caf::event_based_actor* self) {
     self->set_exit_handler(
-      [exit_seen](caf::exit_msg& msg) { exit_seen->set_value(msg.reason); });
+        [exit_seen](caf::exit_msg& msg) { exit_seen->set_value(msg.reason); });
     return caf::behavior{
-      [self, result](caf::actor pool) {
-        self->link_to(pool);
-        self->request(pool, 10s, pool::submit_atom_v, 7)
-          .then([result](int y) { result->set_value(y); });
-      },
+        [self, result](caf::actor pool) {
+          self->link_to(pool);
+          self->request(pool, 10s, pool::submit_atom_v, 7)
+              .then([result](int y) { result->set_value(y); });
+        },
     };
   });
   caf::anon_send(client, *pool);
@@ -342,8 +341,8 @@ TEST_CASE("the pool handle is an ordinary actor: passed, monitored, linked"
   caf::anon_send_exit(client, caf::exit_reason::kill);
 }
 
-TEST_CASE("a job returning caf::expected delivers its value or its error"
-          * doctest::timeout(30)) {
+TEST_CASE("a job returning caf::expected delivers its value or its error" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto checked_sqrt = [](int x) -> caf::expected<int> {
@@ -366,8 +365,8 @@ TEST_CASE("a job returning caf::expected delivers its value or its error"
   CHECK(history[0].reason == caf::sec::invalid_argument);
 }
 
-TEST_CASE("a job that throws fails only its own caller"
-          * doctest::timeout(30)) {
+TEST_CASE("a job that throws fails only its own caller" *
+          doctest::timeout(30)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto picky = [](int x) {
@@ -383,13 +382,14 @@ TEST_CASE("a job that throws fails only its own caller"
   auto history = pool::attempt_history(bad.error());
   REQUIRE(history.size() == 1);
   CHECK(pool::is(history[0].reason, pool::pool_errc::job_failed));
-  CHECK(pool::describe(bad.error()).find("unlucky number")
-        != std::string::npos);
+  CHECK(pool::describe(bad.error()).find("unlucky number") !=
+        std::string::npos);
   CHECK(pool::blocking_submit<int>(sys, *pool, 10s, 12) == 12);
 }
 
 TEST_CASE("a dedicated worker stuck past the timeout is abandoned and "
-          "replaced, its late reply dropped" * doctest::timeout(60)) {
+          "replaced, its late reply dropped" *
+          doctest::timeout(60)) {
   config cfg;
   caf::actor_system sys{cfg};
   auto release = std::make_shared<std::promise<void>>();
@@ -404,11 +404,11 @@ TEST_CASE("a dedicated worker stuck past the timeout is abandoned and "
   };
   auto pool = pool::spawn_pool(sys, job,
                                pool::pool_options{}
-                                 .workers(1)
-                                 .kind(pool::worker_kind::dedicated)
-                                 .max_attempts(2)
-                                 .backoff(0s, 0s)
-                                 .attempt_timeout(200ms));
+                                   .workers(1)
+                                   .kind(pool::worker_kind::dedicated)
+                                   .max_attempts(2)
+                                   .backoff(0s, 0s)
+                                   .attempt_timeout(200ms));
   REQUIRE(pool);
   // Attempt 1 is stuck; at the timeout attempt 2 runs on a fresh worker.
   auto r = pool::blocking_submit<int>(sys, *pool, 20s, 1);
@@ -418,8 +418,8 @@ TEST_CASE("a dedicated worker stuck past the timeout is abandoned and "
   auto stats = [&] {
     pool::pool_stats result;
     self->request(*pool, 10s, pool::pool_stats_atom_v)
-      .receive([&](pool::pool_stats& st) { result = st; },
-               [](caf::error& err) { FAIL(pool::describe(err)); });
+        .receive([&](pool::pool_stats& st) { result = st; },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
     return result;
   };
   auto st = stats();

@@ -20,8 +20,7 @@ memory_store::time_point t0{std::chrono::seconds(1000)};
 
 } // namespace
 
-TEST_CASE("due entries come out first in, first out"
-          * doctest::timeout(10)) {
+TEST_CASE("due entries come out first in, first out" * doctest::timeout(10)) {
   memory_store store;
   for (uint64_t i = 1; i <= 3; ++i)
     REQUIRE(!store.push(entry(i), t0, t0));
@@ -35,8 +34,8 @@ TEST_CASE("due entries come out first in, first out"
   CHECK(!store.next_due(t0));
 }
 
-TEST_CASE("a delayed entry is not handed out one tick before it is due"
-          * doctest::timeout(10)) {
+TEST_CASE("a delayed entry is not handed out one tick before it is due" *
+          doctest::timeout(10)) {
   memory_store store;
   REQUIRE(!store.push(entry(1), t0 + 10s, t0));
   CHECK(store.available(t0) == 0);
@@ -49,8 +48,8 @@ TEST_CASE("a delayed entry is not handed out one tick before it is due"
   CHECK(store.delayed(t0 + 10s) == 0);
 }
 
-TEST_CASE("delayed entries are ordered by due time, then by insertion"
-          * doctest::timeout(10)) {
+TEST_CASE("delayed entries are ordered by due time, then by insertion" *
+          doctest::timeout(10)) {
   memory_store store;
   REQUIRE(!store.push(entry(1), t0 + 30s, t0));
   REQUIRE(!store.push(entry(2), t0 + 10s, t0));
@@ -62,8 +61,8 @@ TEST_CASE("delayed entries are ordered by due time, then by insertion"
   CHECK(order == std::vector<uint64_t>{2, 4, 3, 1});
 }
 
-TEST_CASE("an entry that fell due earlier stays ahead of a later submit"
-          * doctest::timeout(10)) {
+TEST_CASE("an entry that fell due earlier stays ahead of a later submit" *
+          doctest::timeout(10)) {
   memory_store store;
   REQUIRE(!store.push(entry(1), t0 + 5s, t0));
   // Pushed at t0 + 7s, after entry 1 became due: entry 1 comes first.

@@ -16,8 +16,8 @@ TEST_CASE("zero workers is refused, naming the field" * doctest::timeout(10)) {
   auto err = pool::pool_options{}.workers(0).validate();
   REQUIRE(err);
   CHECK(pool::is(err, pool::pool_errc::invalid_option));
-  CHECK(pool::describe(err)
-        == "pool.invalid_option: workers: must be at least 1");
+  CHECK(pool::describe(err) ==
+        "pool.invalid_option: workers: must be at least 1");
 }
 
 TEST_CASE("an empty name is refused, naming the field" * doctest::timeout(10)) {
@@ -26,20 +26,20 @@ TEST_CASE("an empty name is refused, naming the field" * doctest::timeout(10)) {
   CHECK(pool::describe(err).find("name") != std::string::npos);
 }
 
-TEST_CASE("dedicated pools default to cores - 1 workers, at least 1"
-          * doctest::timeout(10)) {
+TEST_CASE("dedicated pools default to cores - 1 workers, at least 1" *
+          doctest::timeout(10)) {
   auto opts = pool::pool_options{}.kind(pool::worker_kind::dedicated);
   CHECK(opts.workers() == pool::default_dedicated_workers());
   CHECK(opts.workers() >= 1);
   CHECK(opts.workers(3).workers() == 3);
 }
 
-TEST_CASE("spawning with invalid options fails with the validation error"
-          * doctest::timeout(30)) {
+TEST_CASE("spawning with invalid options fails with the validation error" *
+          doctest::timeout(30)) {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
-  auto pool = pool::spawn_pool(sys, [](int x) { return x; },
-                               pool::pool_options{}.workers(0));
+  auto pool = pool::spawn_pool(
+      sys, [](int x) { return x; }, pool::pool_options{}.workers(0));
   REQUIRE(!pool);
   CHECK(pool::is(pool.error(), pool::pool_errc::invalid_option));
   CHECK(pool::describe(pool.error()).find("workers") != std::string::npos);
@@ -56,8 +56,8 @@ std::string field_of(const pool::pool_options& opts) {
 
 } // namespace
 
-TEST_CASE("failure-handling options are validated, naming the field"
-          * doctest::timeout(10)) {
+TEST_CASE("failure-handling options are validated, naming the field" *
+          doctest::timeout(10)) {
   using namespace std::chrono_literals;
   using opts = pool::pool_options;
   CHECK(field_of(opts{}.max_attempts(0)) == "max_attempts");
@@ -68,11 +68,11 @@ TEST_CASE("failure-handling options are validated, naming the field"
   CHECK(field_of(opts{}.jitter(1.5)) == "jitter");
   CHECK(field_of(opts{}.attempt_timeout(0s)) == "attempt_timeout");
   CHECK(field_of(opts{}.attempt_timeout(-1s)) == "attempt_timeout");
-  CHECK(field_of(opts{}.restart_intensity(0, 1s))
-        == "restart_intensity.max_restarts");
-  CHECK(field_of(opts{}.restart_intensity(-3, 1s))
-        == "restart_intensity.max_restarts");
-  CHECK(field_of(opts{}.restart_intensity(3, 0s))
-        == "restart_intensity.window");
+  CHECK(field_of(opts{}.restart_intensity(0, 1s)) ==
+        "restart_intensity.max_restarts");
+  CHECK(field_of(opts{}.restart_intensity(-3, 1s)) ==
+        "restart_intensity.max_restarts");
+  CHECK(field_of(opts{}.restart_intensity(3, 0s)) ==
+        "restart_intensity.window");
   CHECK(!opts{}.max_attempts(1).backoff(0s, 0s).validate());
 }

@@ -14,8 +14,8 @@ namespace {
 auto twice = [](int x) { return x * 2; };
 
 caf::actor spawn_twice(caf::actor_system& sys, size_t workers) {
-  auto pool = pool::spawn_pool(sys, twice,
-                               pool::pool_options{}.workers(workers));
+  auto pool =
+      pool::spawn_pool(sys, twice, pool::pool_options{}.workers(workers));
   REQUIRE(pool);
   return *pool;
 }
@@ -23,24 +23,24 @@ caf::actor spawn_twice(caf::actor_system& sys, size_t workers) {
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
-                  "a successful attempt, 1 worker: the pattern's sequence"
-                    * doctest::timeout(30)) {
+                  "a successful attempt, 1 worker: the pattern's sequence" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 1);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 21);
   auto events = run();
-  CHECK(tags(events)
-        == strings{"submit",   "add_work",   "wake_up",    "give_work",
-                   "get_work", "work_to_do", "status_rep", "give_work",
-                   "get_work", "no_work",    "go_sleep"});
+  CHECK(tags(events) == strings{"submit", "add_work", "wake_up", "give_work",
+                                "get_work", "work_to_do", "status_rep",
+                                "give_work", "get_work", "no_work",
+                                "go_sleep"});
   REQUIRE(replies() == 1);
   answer.receive([](int y) { CHECK(y == 42); },
                  [](caf::error& err) { FAIL(pool::describe(err)); });
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "no work available: give_work is answered by go_sleep"
-                    * doctest::timeout(30)) {
+                  "no work available: give_work is answered by go_sleep" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 1);
   // The scoped actor speaks the worker side of the protocol.
   auto me = caf::actor_cast<caf::actor>(self);
@@ -58,8 +58,8 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "one submit with 3 sleeping workers wakes exactly one"
-                    * doctest::timeout(30)) {
+                  "one submit with 3 sleeping workers wakes exactly one" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 3);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 1);
@@ -72,8 +72,8 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "3 submits with 3 sleeping workers wake 3, never more"
-                    * doctest::timeout(30)) {
+                  "3 submits with 3 sleeping workers wake 3, never more" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 3);
   run();
   for (int i = 0; i < 3; ++i)
@@ -84,8 +84,8 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "the most recently slept worker is woken first"
-                    * doctest::timeout(30)) {
+                  "the most recently slept worker is woken first" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 2);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);
@@ -102,9 +102,10 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(woken);
 }
 
-TEST_CASE_FIXTURE(deterministic,
-                  "delayed work is handed out at its deadline, not a tick before"
-                    * doctest::timeout(30)) {
+TEST_CASE_FIXTURE(
+    deterministic,
+    "delayed work is handed out at its deadline, not a tick before" *
+        doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 2);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_after_atom_v,
@@ -126,7 +127,8 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "workers sleep while only delayed work remains, woken at "
-                  "the earliest deadline" * doctest::timeout(30)) {
+                  "the earliest deadline" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 1);
   run();
   self->send(pool, pool::submit_after_atom_v, caf::timespan{20s}, 2);
@@ -150,8 +152,8 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "the shepherd answers stats itself, without asking workers"
-                    * doctest::timeout(30)) {
+                  "the shepherd answers stats itself, without asking workers" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 3);
   run();
   self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1);
@@ -161,22 +163,22 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(tags(events) == strings{"pool_stats", "count_work"});
   REQUIRE(replies() == 1);
   query.receive(
-    [](const pool::pool_stats& st) {
-      CHECK(st.configured == 3);
-      CHECK(st.workers == 3);
-      CHECK(st.sleeping == 3);
-      CHECK(st.busy == 0);
-      CHECK(st.waiting == 0);
-      CHECK(st.available == 0);
-      CHECK(st.delayed == 1);
-      CHECK(st.submitted == 1);
-    },
-    [](caf::error& err) { FAIL(pool::describe(err)); });
+      [](const pool::pool_stats& st) {
+        CHECK(st.configured == 3);
+        CHECK(st.workers == 3);
+        CHECK(st.sleeping == 3);
+        CHECK(st.busy == 0);
+        CHECK(st.waiting == 0);
+        CHECK(st.available == 0);
+        CHECK(st.delayed == 1);
+        CHECK(st.submitted == 1);
+      },
+      [](caf::error& err) { FAIL(pool::describe(err)); });
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "a joined protocol-speaking actor receives work"
-                    * doctest::timeout(30)) {
+                  "a joined protocol-speaking actor receives work" *
+                      doctest::timeout(30)) {
   auto pool = spawn_twice(sys, 1);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);

@@ -11,8 +11,8 @@ namespace {
 auto triple = [](int x) { return x * 3; };
 
 caf::actor spawn_triple(caf::actor_system& sys, size_t workers) {
-  auto pool = pool::spawn_pool(sys, triple,
-                               pool::pool_options{}.workers(workers));
+  auto pool =
+      pool::spawn_pool(sys, triple, pool::pool_options{}.workers(workers));
   REQUIRE(pool);
   return *pool;
 }
@@ -29,8 +29,8 @@ uint64_t enqueue(deterministic& t, const caf::actor& pool, int x) {
 
 caf::error cancel(deterministic& t, const caf::actor& pool, uint64_t id) {
   caf::error result;
-  auto answer = t.self->request(pool, caf::infinite, pool::cancel_op_atom_v,
-                                id);
+  auto answer =
+      t.self->request(pool, caf::infinite, pool::cancel_op_atom_v, id);
   t.run();
   answer.receive([] {}, [&](caf::error& err) { result = std::move(err); });
   return result;
@@ -48,8 +48,8 @@ pool::pool_stats stats_of(deterministic& t, const caf::actor& pool) {
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
-                  "an enqueued operation reports its id, then its outcome"
-                    * doctest::timeout(30)) {
+                  "an enqueued operation reports its id, then its outcome" *
+                      doctest::timeout(30)) {
   auto pool = spawn_triple(sys, 1);
   run();
   auto id = enqueue(*this, pool, 5);
@@ -63,7 +63,8 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "cancelling a queued operation removes it and tells its "
-                  "caller once" * doctest::timeout(30)) {
+                  "caller once" *
+                      doctest::timeout(30)) {
   auto pool = spawn_triple(sys, 1);
   run();
   // Operation ids count from 1 per pool.
@@ -89,8 +90,8 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "cancelling a running operation discards its result"
-                    * doctest::timeout(30)) {
+                  "cancelling a running operation discards its result" *
+                      doctest::timeout(30)) {
   auto pool = spawn_triple(sys, 1);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);
@@ -100,8 +101,9 @@ TEST_CASE_FIXTURE(deterministic,
   self->send(pool, pool::give_me_work_atom_v);
   run();
   pool::work_record held;
-  self->receive(
-    [&](pool::work_to_do_atom, pool::work_record& x) { held = std::move(x); });
+  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
+    held = std::move(x);
+  });
   REQUIRE(held.id.operation == id);
   CHECK(!cancel(*this, pool, id));
   self->receive([&](pool::op_failed_atom, uint64_t op, caf::error& err) {
@@ -109,16 +111,15 @@ TEST_CASE_FIXTURE(deterministic,
     CHECK(pool::is(err, pool::pool_errc::cancelled));
   });
   // The worker finishes anyway; its result is dropped, not delivered.
-  self->send(pool, pool::status_reply_atom_v, held.id,
-             caf::make_message(21));
+  self->send(pool, pool::status_reply_atom_v, held.id, caf::make_message(21));
   run();
   CHECK(replies() == 0);
   CHECK(stats_of(*this, pool).stale_replies == 1);
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "cancelling an unknown id answers unknown_operation"
-                    * doctest::timeout(30)) {
+                  "cancelling an unknown id answers unknown_operation" *
+                      doctest::timeout(30)) {
   auto pool = spawn_triple(sys, 1);
   auto err = cancel(*this, pool, 4242);
   CHECK(pool::is(err, pool::pool_errc::unknown_operation));
@@ -127,7 +128,8 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "drain refuses new work, finishes queued, delayed and "
-                  "running work, then replies and stops" * doctest::timeout(30)) {
+                  "running work, then replies and stops" *
+                      doctest::timeout(30)) {
   auto pool = spawn_triple(sys, 2);
   self->monitor(pool);
   run();
@@ -139,10 +141,9 @@ TEST_CASE_FIXTURE(deterministic,
   // The due one ran; the new submit was refused; the drain still waits.
   std::vector<int> results;
   self->receive([&](int y) { results.push_back(y); });
-  refused.receive([](int) { FAIL("accepted while draining"); },
-                  [](caf::error& err) {
-                    CHECK(pool::is(err, pool::pool_errc::closed));
-                  });
+  refused.receive(
+      [](int) { FAIL("accepted while draining"); },
+      [](caf::error& err) { CHECK(pool::is(err, pool::pool_errc::closed)); });
   CHECK(replies() == 0);
   advance(10s);
   self->receive([&](int y) { results.push_back(y); });
@@ -154,15 +155,16 @@ TEST_CASE_FIXTURE(deterministic,
   self->receive([](caf::down_msg& msg) { CHECK(!msg.reason); });
 }
 
-TEST_CASE_FIXTURE(deterministic,
-                  "drain with a deadline fails what is left with a clear error"
-                    * doctest::timeout(30)) {
+TEST_CASE_FIXTURE(
+    deterministic,
+    "drain with a deadline fails what is left with a clear error" *
+        doctest::timeout(30)) {
   auto pool = spawn_triple(sys, 1);
   run();
   auto late = self->request(pool, caf::infinite, pool::submit_after_atom_v,
                             caf::timespan{1h}, 1);
-  auto drained = self->request(pool, caf::infinite, pool::drain_atom_v,
-                               caf::timespan{5s});
+  auto drained =
+      self->request(pool, caf::infinite, pool::drain_atom_v, caf::timespan{5s});
   run();
   CHECK(replies() == 0);
   advance(5s - 1ns);
@@ -177,7 +179,8 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "abort: every pending caller gets the termination error and "
-                  "no pool actor keeps running" * doctest::timeout(30)) {
+                  "no pool actor keeps running" *
+                      doctest::timeout(30)) {
   auto baseline = sys.registry().running();
   auto pool = spawn_triple(sys, 3);
   run();
@@ -206,15 +209,15 @@ caf::behavior short_lived_caller(caf::event_based_actor* self,
                                  caf::actor pool) {
   self->request(pool, caf::infinite, pool::submit_after_atom_v,
                 caf::timespan{1h}, 1)
-    .then([](int) {}, [](caf::error&) {});
+      .then([](int) {}, [](caf::error&) {});
   self->quit();
   return {};
 }
 
 size_t runs_after_caller_died(deterministic& t, bool skip_orphaned) {
-  auto pool = pool::spawn_pool(t.sys, triple,
-                               pool::pool_options{}.workers(1).skip_orphaned(
-                                 skip_orphaned));
+  auto pool = pool::spawn_pool(
+      t.sys, triple,
+      pool::pool_options{}.workers(1).skip_orphaned(skip_orphaned));
   REQUIRE(pool);
   t.sys.spawn(short_lived_caller, *pool);
   t.run();
@@ -225,12 +228,14 @@ size_t runs_after_caller_died(deterministic& t, bool skip_orphaned) {
 
 TEST_CASE_FIXTURE(deterministic,
                   "with skip_orphaned, an operation whose caller terminated "
-                  "is not started" * doctest::timeout(30)) {
+                  "is not started" *
+                      doctest::timeout(30)) {
   CHECK(runs_after_caller_died(*this, true) == 0);
 }
 
 TEST_CASE_FIXTURE(deterministic,
                   "without skip_orphaned, an operation whose caller terminated "
-                  "still runs" * doctest::timeout(30)) {
+                  "still runs" *
+                      doctest::timeout(30)) {
   CHECK(runs_after_caller_died(*this, false) == 1);
 }

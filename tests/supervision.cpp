@@ -38,13 +38,14 @@ pool::pool_stats stats_of(deterministic& t, const caf::actor& pool) {
 
 TEST_CASE_FIXTURE(deterministic,
                   "retries happen at exactly the backoff delays, then the "
-                  "caller gets the whole history" * doctest::timeout(30)) {
+                  "caller gets the whole history" *
+                      doctest::timeout(30)) {
   auto pool = pool::spawn_pool(sys, always_fails,
                                pool::pool_options{}
-                                 .workers(1)
-                                 .max_attempts(4)
-                                 .backoff(1s, 10s, 2.0)
-                                 .jitter(0.0));
+                                   .workers(1)
+                                   .max_attempts(4)
+                                   .backoff(1s, 10s, 2.0)
+                                   .jitter(0.0));
   REQUIRE(pool);
   run();
   auto answer = self->request(*pool, caf::infinite, pool::submit_atom_v, 1);
@@ -54,35 +55,35 @@ TEST_CASE_FIXTURE(deterministic,
     CHECK(count(advance(1ns), "work_to_do") == 1);
   }
   REQUIRE(replies() == 1);
-  answer.receive([](int) { FAIL("succeeded"); },
-                 [](caf::error& err) {
-                   CHECK(pool::is(err, pool::pool_errc::operation_failed));
-                   auto history = pool::attempt_history(err);
-                   REQUIRE(history.size() == 4);
-                   std::vector<caf::timespan> when;
-                   for (size_t i = 0; i < history.size(); ++i) {
-                     CHECK(history[i].attempt == i + 1);
-                     CHECK(pool::is(history[i].reason,
-                                    pool::pool_errc::job_failed));
-                     when.push_back(history[i].after_submit);
-                   }
-                   CHECK(when == std::vector<caf::timespan>{0s, 1s, 3s, 7s});
-                   CHECK(pool::describe(err).find("boom") != std::string::npos);
-                 });
+  answer.receive(
+      [](int) { FAIL("succeeded"); },
+      [](caf::error& err) {
+        CHECK(pool::is(err, pool::pool_errc::operation_failed));
+        auto history = pool::attempt_history(err);
+        REQUIRE(history.size() == 4);
+        std::vector<caf::timespan> when;
+        for (size_t i = 0; i < history.size(); ++i) {
+          CHECK(history[i].attempt == i + 1);
+          CHECK(pool::is(history[i].reason, pool::pool_errc::job_failed));
+          when.push_back(history[i].after_submit);
+        }
+        CHECK(when == std::vector<caf::timespan>{0s, 1s, 3s, 7s});
+        CHECK(pool::describe(err).find("boom") != std::string::npos);
+      });
   auto st = stats_of(*this, *pool);
   CHECK(st.retried == 3);
   CHECK(st.failed == 1);
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "with jitter, retry delays follow the seeded sequence"
-                    * doctest::timeout(30)) {
+                  "with jitter, retry delays follow the seeded sequence" *
+                      doctest::timeout(30)) {
   auto opts = pool::pool_options{}
-                .workers(1)
-                .max_attempts(3)
-                .backoff(1s, 10s, 2.0)
-                .jitter(0.5)
-                .seed(1234);
+                  .workers(1)
+                  .max_attempts(3)
+                  .backoff(1s, 10s, 2.0)
+                  .jitter(0.5)
+                  .seed(1234);
   pool::backoff expected{1s, 10s, 2.0, 0.5, 1234};
   auto pool = pool::spawn_pool(sys, always_fails, opts);
   REQUIRE(pool);
@@ -99,13 +100,15 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "a stale reply after a timeout is dropped and the caller "
-                  "gets exactly one outcome" * doctest::timeout(30)) {
-  auto pool = pool::spawn_pool(sys, [](int x) { return x * 10; },
-                               pool::pool_options{}
-                                 .workers(1)
-                                 .max_attempts(2)
-                                 .backoff(0s, 0s)
-                                 .attempt_timeout(5s));
+                  "gets exactly one outcome" *
+                      doctest::timeout(30)) {
+  auto pool = pool::spawn_pool(
+      sys, [](int x) { return x * 10; },
+      pool::pool_options{}
+          .workers(1)
+          .max_attempts(2)
+          .backoff(0s, 0s)
+          .attempt_timeout(5s));
   REQUIRE(pool);
   // The scoped actor joins as a worker that will be too slow.
   auto me = caf::actor_cast<caf::actor>(self);
@@ -129,8 +132,7 @@ TEST_CASE_FIXTURE(deterministic,
   answer.receive([](int y) { CHECK(y == 40); },
                  [](caf::error& err) { FAIL(pool::describe(err)); });
   // The slow worker's late answer is dropped, not delivered.
-  self->send(*pool, pool::status_reply_atom_v, held.id,
-             caf::make_message(999));
+  self->send(*pool, pool::status_reply_atom_v, held.id, caf::make_message(999));
   run();
   CHECK(replies() == 0);
   auto st = stats_of(*this, *pool);
@@ -142,18 +144,17 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "a worker whose resource broke is replaced and its attempt "
-                  "retried" * doctest::timeout(30)) {
+                  "retried" *
+                      doctest::timeout(30)) {
   auto calls = std::make_shared<int>(0);
   auto flaky = [calls](int x) {
     if (++*calls == 1)
       throw pool::resource_broken("connection reset");
     return x;
   };
-  auto pool = pool::spawn_pool(sys, flaky,
-                               pool::pool_options{}
-                                 .workers(2)
-                                 .max_attempts(2)
-                                 .backoff(0s, 0s));
+  auto pool = pool::spawn_pool(
+      sys, flaky,
+      pool::pool_options{}.workers(2).max_attempts(2).backoff(0s, 0s));
   REQUIRE(pool);
   run();
   auto answer = self->request(*pool, caf::infinite, pool::submit_atom_v, 9);
@@ -170,23 +171,24 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "restarts below the intensity keep the pool alive as the "
-                  "window slides, one more ends it" * doctest::timeout(30)) {
-  auto pool = pool::spawn_pool(sys, breaks_on_negative,
-                               pool::pool_options{}.workers(1).restart_intensity(
-                                 2, 10s));
+                  "window slides, one more ends it" *
+                      doctest::timeout(30)) {
+  auto pool = pool::spawn_pool(
+      sys, breaks_on_negative,
+      pool::pool_options{}.workers(1).restart_intensity(2, 10s));
   REQUIRE(pool);
   self->monitor(*pool);
   // A linked parent sees the exit reason.
   auto parent_saw = std::make_shared<caf::error>();
-  auto parent = sys.spawn([pool = *pool,
-                           parent_saw](caf::event_based_actor* parent) {
-    parent->link_to(pool);
-    parent->set_exit_handler([parent, parent_saw](caf::exit_msg& msg) {
-      *parent_saw = msg.reason;
-      parent->quit();
-    });
-    return caf::behavior{[](int) {}};
-  });
+  auto parent =
+      sys.spawn([pool = *pool, parent_saw](caf::event_based_actor* parent) {
+        parent->link_to(pool);
+        parent->set_exit_handler([parent, parent_saw](caf::exit_msg& msg) {
+          *parent_saw = msg.reason;
+          parent->quit();
+        });
+        return caf::behavior{[](int) {}};
+      });
   run();
   auto break_one = [&] {
     self->send(*pool, pool::submit_atom_v, -1);
@@ -194,7 +196,7 @@ TEST_CASE_FIXTURE(deterministic,
     self->receive([](caf::error&) {}); // that caller's final failure
   };
   break_one();
-  break_one(); // 2 restarts within 10 s: allowed
+  break_one();  // 2 restarts within 10 s: allowed
   advance(11s); // both fall out of the window
   break_one();
   break_one(); // again 2 within the window
@@ -210,9 +212,8 @@ TEST_CASE_FIXTURE(deterministic,
     self->receive([&](caf::down_msg& msg) { exit_reason = msg.reason; },
                   [&](caf::error& err) {
                     // the breaking caller's outcome or the pending one's
-                    answered = answered
-                               || pool::is(err,
-                                           pool::pool_errc::pool_terminated);
+                    answered = answered ||
+                               pool::is(err, pool::pool_errc::pool_terminated);
                   },
                   caf::after(0s) >> [] {});
   CHECK(pool::is(exit_reason, pool::pool_errc::restart_intensity));
@@ -220,24 +221,25 @@ TEST_CASE_FIXTURE(deterministic,
   pending.receive([](int) { FAIL("delivered"); },
                   [](caf::error& err) {
                     CHECK(pool::is(err, pool::pool_errc::pool_terminated));
-                    CHECK(pool::describe(err).find("restart_intensity")
-                          != std::string::npos);
+                    CHECK(pool::describe(err).find("restart_intensity") !=
+                          std::string::npos);
                   });
 }
 
 TEST_CASE_FIXTURE(deterministic,
                   "a crashed queue is respawned over the same store: nothing "
-                  "lost, nothing twice" * doctest::timeout(30)) {
+                  "lost, nothing twice" *
+                      doctest::timeout(30)) {
   // Crash on the 2nd and 5th store call (a push and a pop).
   auto store = std::make_shared<pool::test::faulty_store>(
-    [](uint64_t call) { return call == 2 || call == 5; });
+      [](uint64_t call) { return call == 2 || call == 5; });
   auto runs = std::make_shared<std::map<int, int>>();
   auto job = [runs](int x) {
     ++(*runs)[x];
     return x + 100;
   };
-  auto pool = pool::spawn_pool(sys, job, pool::pool_options{}.workers(2),
-                               store);
+  auto pool =
+      pool::spawn_pool(sys, job, pool::pool_options{}.workers(2), store);
   REQUIRE(pool);
   run();
   std::vector<int> results;

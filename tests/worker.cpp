@@ -31,8 +31,8 @@ pool::work_record record_of(uint64_t op, caf::message payload) {
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
-                  "a worker starts sleeping and a wake_up makes it ask once"
-                    * doctest::timeout(30)) {
+                  "a worker starts sleeping and a wake_up makes it ask once" *
+                      doctest::timeout(30)) {
   auto worker = sys.spawn(pool::worker_actor<decltype(plus_one)>, plus_one);
   run();
   CHECK(phase_of(worker) == pool::worker_phase::sleeping);
@@ -48,9 +48,10 @@ TEST_CASE_FIXTURE(deterministic,
   self->receive([](pool::give_me_work_atom) {});
 }
 
-TEST_CASE_FIXTURE(deterministic,
-                  "a wake_up while working is ignored and the attempt is reported"
-                    * doctest::timeout(30)) {
+TEST_CASE_FIXTURE(
+    deterministic,
+    "a wake_up while working is ignored and the attempt is reported" *
+        doctest::timeout(30)) {
   auto worker = sys.spawn(pool::worker_actor<decltype(plus_one)>, plus_one);
   self->send(worker, pool::wake_up_atom_v);
   run();
@@ -72,8 +73,8 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "go_sleep puts a waiting worker back to sleep"
-                    * doctest::timeout(30)) {
+                  "go_sleep puts a waiting worker back to sleep" *
+                      doctest::timeout(30)) {
   auto worker = sys.spawn(pool::worker_actor<decltype(plus_one)>, plus_one);
   self->send(worker, pool::wake_up_atom_v);
   self->send(worker, pool::go_to_sleep_atom_v);
@@ -85,25 +86,26 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
-                  "a job that throws is reported as a failed attempt"
-                    * doctest::timeout(30)) {
+                  "a job that throws is reported as a failed attempt" *
+                      doctest::timeout(30)) {
   auto worker = sys.spawn(pool::worker_actor<decltype(plus_one)>, plus_one);
   self->send(worker, pool::wake_up_atom_v);
   self->send(worker, pool::work_to_do_atom_v,
              record_of(9, caf::make_message(-1)));
   run();
   self->receive([](pool::give_me_work_atom) {});
-  self->receive([](pool::status_reply_atom, const pool::attempt_id& id,
-                   caf::error& err) {
-    CHECK(id.operation == 9);
-    CHECK(pool::is(err, pool::pool_errc::job_failed));
-    CHECK(pool::describe(err).find("negative input") != std::string::npos);
-  });
+  self->receive(
+      [](pool::status_reply_atom, const pool::attempt_id& id, caf::error& err) {
+        CHECK(id.operation == 9);
+        CHECK(pool::is(err, pool::pool_errc::job_failed));
+        CHECK(pool::describe(err).find("negative input") != std::string::npos);
+      });
 }
 
-TEST_CASE_FIXTURE(deterministic,
-                  "a payload of the wrong type is refused, the worker lives on"
-                    * doctest::timeout(30)) {
+TEST_CASE_FIXTURE(
+    deterministic,
+    "a payload of the wrong type is refused, the worker lives on" *
+        doctest::timeout(30)) {
   auto worker = sys.spawn(pool::worker_actor<decltype(plus_one)>, plus_one);
   self->send(worker, pool::wake_up_atom_v);
   self->send(worker, pool::work_to_do_atom_v,
@@ -112,10 +114,10 @@ TEST_CASE_FIXTURE(deterministic,
              record_of(4, caf::make_message(1)));
   run();
   self->receive([](pool::give_me_work_atom) {});
-  self->receive([](pool::status_reply_atom, const pool::attempt_id&,
-                   caf::error& err) {
-    CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
-  });
+  self->receive(
+      [](pool::status_reply_atom, const pool::attempt_id&, caf::error& err) {
+        CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
+      });
   self->receive([](pool::give_me_work_atom) {});
   self->receive([](pool::status_reply_atom, const pool::attempt_id& id,
                    caf::message& result) {

@@ -32,15 +32,13 @@ shepherd_state::~shepherd_state() {
   // while destroying the actor: touch `self_` only while promises exist
   // (each holds a reference, so then the actor is still whole). Listeners
   // of enqueued operations are told with anonymous messages.
-  auto promised = std::any_of(
-                    exchanges_.begin(), exchanges_.end(),
-                    [](const queue_exchange& ex) {
-                      return ex.kind == queue_exchange::stats;
-                    })
-                  || std::any_of(operations_.begin(), operations_.end(),
-                                 [](const auto& kvp) {
-                                   return !kvp.second.listener;
-                                 });
+  auto promised =
+      std::any_of(exchanges_.begin(), exchanges_.end(),
+                  [](const queue_exchange& ex) {
+                    return ex.kind == queue_exchange::stats;
+                  }) ||
+      std::any_of(operations_.begin(), operations_.end(),
+                  [](const auto& kvp) { return !kvp.second.listener; });
   std::string why = "unreachable";
   if (promised) {
     auto reason = self_->fail_state();
@@ -81,136 +79,139 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
     add_worker(cfg_.spawn_worker(self->home_system()), false);
   self->set_down_handler([this](caf::down_msg& msg) { on_down(msg); });
   self->set_error_handler(
-    [this](caf::scheduled_actor*, caf::error& err) { on_queue_error(err); });
+      [this](caf::scheduled_actor*, caf::error& err) { on_queue_error(err); });
   // Submits carry payloads of the pool's input type, which the type-erased
   // shepherd cannot name in a handler signature: they arrive here.
   self->set_default_handler(
-    [this](caf::scheduled_actor*, caf::message_view& view)
-      -> caf::result<caf::message> {
-      auto& content = view.content();
-      if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
-        auto tag = content.get_as<caf::atom_value>(0);
-        if (tag == submit_atom::value || tag == enqueue_atom::value)
-          return submit(view.move_content_to_message().drop(1),
-                        caf::timespan::zero(), tag == enqueue_atom::value);
-        if (tag == submit_after_atom::value && content.size() >= 2
-            && content.match_element<caf::timespan>(1)) {
-          auto delay = content.get_as<caf::timespan>(1);
-          return submit(view.move_content_to_message().drop(2), delay,
-                        false);
+      [this](caf::scheduled_actor*,
+             caf::message_view& view) -> caf::result<caf::message> {
+        auto& content = view.content();
+        if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
+          auto tag = content.get_as<caf::atom_value>(0);
+          if (tag == submit_atom::value || tag == enqueue_atom::value)
+            return submit(view.move_content_to_message().drop(1),
+                          caf::timespan::zero(), tag == enqueue_atom::value);
+          if (tag == submit_after_atom::value && content.size() >= 2 &&
+              content.match_element<caf::timespan>(1)) {
+            auto delay = content.get_as<caf::timespan>(1);
+            return submit(view.move_content_to_message().drop(2), delay, false);
+          }
         }
-      }
-      return caf::make_error(pool_errc::unexpected_message,
-                             content.stringify());
-    });
-  return {
-    // -- workers --------------------------------------------------------------
-    [this](give_me_work_atom) {
-      auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
-      auto slot = find_worker(sender);
-      if (slot == nullptr || slot->asking)
-        return; // Not a member, or its earlier request is still pending.
-      if (slot->phase == worker_phase::working) {
-        // Asked for more without reporting the attempt it holds.
-        auto id = *slot->current;
-        slot->current.reset();
-        set_phase(key_of(sender), *slot, worker_phase::waiting);
-        attempt_failed(id, caf::make_error(pool_errc::job_failed,
-                                           std::string{"worker asked for "
-                                                       "work without "
-                                                       "reporting"}));
-      }
-      set_phase(key_of(sender), *slot, worker_phase::waiting);
-      slot->asking = true;
-      request_work(sender);
-    },
-    [this](status_reply_atom, const attempt_id& id, caf::message& result) {
-      on_status(id, &result, nullptr);
-    },
-    [this](status_reply_atom, const attempt_id& id, caf::error& failure) {
-      on_status(id, nullptr, &failure);
-    },
-    [this](attempt_timeout_atom, const attempt_id& id) {
-      on_attempt_timeout(id);
-    },
-    [this](due_timer_atom) {
-      if (timer_at_ && now() >= *timer_at_)
-        timer_at_.reset();
-      refresh_counts();
-    },
-    // -- callers --------------------------------------------------------------
-    [this](pool_stats_atom) {
-      queue_exchange ex{queue_exchange::stats, {}, {}, {}, {}};
-      ex.promise = self_->make_response_promise();
-      send_exchange(std::move(ex));
-    },
-    [this](cancel_op_atom, uint64_t id) -> caf::result<void> {
-      if (auto err = cancel(id))
-        return err;
-      return caf::unit;
-    },
-    [this](drain_atom) -> caf::result<void> {
-      draining_ = true;
-      drain_promises_.push_back(self_->make_response_promise());
-      check_drained();
-      return caf::delegated<void>{};
-    },
-    [this](drain_atom, caf::timespan deadline) -> caf::result<void> {
-      if (deadline < caf::timespan::zero())
-        return caf::make_error(pool_errc::invalid_delay, text_of(deadline));
-      draining_ = true;
-      drain_promises_.push_back(self_->make_response_promise());
-      self_->delayed_send(self_, deadline, drain_timer_atom_v);
-      check_drained();
-      return caf::delegated<void>{};
-    },
-    [this](drain_timer_atom) {
-      if (drain_promises_.empty())
-        return;
-      // What is left at the deadline fails with a clear error.
-      std::vector<uint64_t> left;
-      for (auto& kvp : operations_)
-        left.push_back(kvp.first);
-      for (auto id : left)
-        fail(id, caf::make_error(pool_errc::drain_deadline, id));
-    },
-    [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
-      if (!worker)
         return caf::make_error(pool_errc::unexpected_message,
-                               std::string{"join_pool with an invalid actor"});
-      if (find_worker(worker) == nullptr) {
-        add_worker(std::move(worker), true);
+                               content.stringify());
+      });
+  return {
+      // -- workers
+      // --------------------------------------------------------------
+      [this](give_me_work_atom) {
+        auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
+        auto slot = find_worker(sender);
+        if (slot == nullptr || slot->asking)
+          return; // Not a member, or its earlier request is still pending.
+        if (slot->phase == worker_phase::working) {
+          // Asked for more without reporting the attempt it holds.
+          auto id = *slot->current;
+          slot->current.reset();
+          set_phase(key_of(sender), *slot, worker_phase::waiting);
+          attempt_failed(id, caf::make_error(pool_errc::job_failed,
+                                             std::string{"worker asked for "
+                                                         "work without "
+                                                         "reporting"}));
+        }
+        set_phase(key_of(sender), *slot, worker_phase::waiting);
+        slot->asking = true;
+        request_work(sender);
+      },
+      [this](status_reply_atom, const attempt_id& id, caf::message& result) {
+        on_status(id, &result, nullptr);
+      },
+      [this](status_reply_atom, const attempt_id& id, caf::error& failure) {
+        on_status(id, nullptr, &failure);
+      },
+      [this](attempt_timeout_atom, const attempt_id& id) {
+        on_attempt_timeout(id);
+      },
+      [this](due_timer_atom) {
+        if (timer_at_ && now() >= *timer_at_)
+          timer_at_.reset();
         refresh_counts();
-      }
-      return caf::unit;
-    },
-    // -- answers from the queue, matched to exchanges_ in order ---------------
-    [this](queue_counts& counts) {
-      auto ex = take_exchange(queue_exchange::count);
-      if (!ex)
-        return;
-      if (ex->kind == queue_exchange::stats) {
-        auto snapshot = worker_stats();
-        snapshot.available = counts.available;
-        snapshot.delayed = counts.delayed;
-        ex->promise.deliver(snapshot);
-      }
-      on_counts(counts);
-    },
-    [this](work_record& record) {
-      if (auto ex = take_exchange(queue_exchange::get))
-        dispatch(ex->worker, std::move(record));
-    },
-    [this](no_work_atom, caf::timespan wait) {
-      if (auto ex = take_exchange(queue_exchange::get))
-        put_to_sleep(ex->worker, wait);
-    },
+      },
+      // -- callers
+      // --------------------------------------------------------------
+      [this](pool_stats_atom) {
+        queue_exchange ex{queue_exchange::stats, {}, {}, {}, {}};
+        ex.promise = self_->make_response_promise();
+        send_exchange(std::move(ex));
+      },
+      [this](cancel_op_atom, uint64_t id) -> caf::result<void> {
+        if (auto err = cancel(id))
+          return err;
+        return caf::unit;
+      },
+      [this](drain_atom) -> caf::result<void> {
+        draining_ = true;
+        drain_promises_.push_back(self_->make_response_promise());
+        check_drained();
+        return caf::delegated<void>{};
+      },
+      [this](drain_atom, caf::timespan deadline) -> caf::result<void> {
+        if (deadline < caf::timespan::zero())
+          return caf::make_error(pool_errc::invalid_delay, text_of(deadline));
+        draining_ = true;
+        drain_promises_.push_back(self_->make_response_promise());
+        self_->delayed_send(self_, deadline, drain_timer_atom_v);
+        check_drained();
+        return caf::delegated<void>{};
+      },
+      [this](drain_timer_atom) {
+        if (drain_promises_.empty())
+          return;
+        // What is left at the deadline fails with a clear error.
+        std::vector<uint64_t> left;
+        for (auto& kvp : operations_)
+          left.push_back(kvp.first);
+        for (auto id : left)
+          fail(id, caf::make_error(pool_errc::drain_deadline, id));
+      },
+      [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
+        if (!worker)
+          return caf::make_error(
+              pool_errc::unexpected_message,
+              std::string{"join_pool with an invalid actor"});
+        if (find_worker(worker) == nullptr) {
+          add_worker(std::move(worker), true);
+          refresh_counts();
+        }
+        return caf::unit;
+      },
+      // -- answers from the queue, matched to exchanges_ in order
+      // ---------------
+      [this](queue_counts& counts) {
+        auto ex = take_exchange(queue_exchange::count);
+        if (!ex)
+          return;
+        if (ex->kind == queue_exchange::stats) {
+          auto snapshot = worker_stats();
+          snapshot.available = counts.available;
+          snapshot.delayed = counts.delayed;
+          ex->promise.deliver(snapshot);
+        }
+        on_counts(counts);
+      },
+      [this](work_record& record) {
+        if (auto ex = take_exchange(queue_exchange::get))
+          dispatch(ex->worker, std::move(record));
+      },
+      [this](no_work_atom, caf::timespan wait) {
+        if (auto ex = take_exchange(queue_exchange::get))
+          put_to_sleep(ex->worker, wait);
+      },
   };
 }
 
 caf::result<caf::message> shepherd_state::submit(caf::message payload,
-                                                  caf::timespan delay,
-                                                  bool tracked) {
+                                                 caf::timespan delay,
+                                                 bool tracked) {
   if (draining_)
     return caf::make_error(pool_errc::closed,
                            std::string{"the pool is draining"});
@@ -336,10 +337,9 @@ bool shepherd_state::note_restart() {
   auto limit = static_cast<size_t>(cfg_.options.max_restarts());
   if (restarts_.size() <= limit)
     return true;
-  self_->quit(caf::make_error(
-    pool_errc::restart_intensity,
-    "more than " + std::to_string(limit) + " restarts within "
-      + text_of(window)));
+  self_->quit(caf::make_error(pool_errc::restart_intensity,
+                              "more than " + std::to_string(limit) +
+                                  " restarts within " + text_of(window)));
   return false;
 }
 
@@ -352,8 +352,8 @@ bool shepherd_state::replace_worker() {
 }
 
 void shepherd_state::on_counts(const queue_counts& counts) {
-  auto unclaimed = counts.available > waiting_ ? counts.available - waiting_
-                                               : size_t{0};
+  auto unclaimed =
+      counts.available > waiting_ ? counts.available - waiting_ : size_t{0};
   auto n = std::min(unclaimed, sleeping_.size());
   for (size_t i = 0; i < n; ++i) {
     auto key = sleeping_.back();
@@ -370,8 +370,8 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
   if (slot != nullptr)
     slot->asking = false;
   auto op = operations_.find(record.id.operation);
-  if (op == operations_.end() || op->second.attempt != record.id.attempt
-      || op->second.holder) {
+  if (op == operations_.end() || op->second.attempt != record.id.attempt ||
+      op->second.holder) {
     // The operation ended, moved on to another attempt, or is already
     // dispatched: this entry is obsolete.
     if (slot != nullptr && slot->phase == worker_phase::waiting) {
@@ -520,8 +520,8 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
                                caf::error* failure) {
   auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
   auto slot = find_worker(sender);
-  if (slot == nullptr || slot->phase != worker_phase::working
-      || slot->current != id) {
+  if (slot == nullptr || slot->phase != worker_phase::working ||
+      slot->current != id) {
     ++totals_.stale_replies; // Not the attempt this worker holds.
     return;
   }
@@ -543,8 +543,8 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
 
 void shepherd_state::on_attempt_timeout(const attempt_id& id) {
   auto op = operations_.find(id.operation);
-  if (op == operations_.end() || op->second.attempt != id.attempt
-      || !op->second.holder)
+  if (op == operations_.end() || op->second.attempt != id.attempt ||
+      !op->second.holder)
     return; // Finished in time.
   auto worker = op->second.holder;
   auto key = key_of(worker);
@@ -588,8 +588,8 @@ void shepherd_state::on_down(caf::down_msg& msg) {
     auto op = operations_.find(held->operation);
     if (op != operations_.end())
       op->second.holder = nullptr;
-    attempt_failed(*held,
-                   caf::make_error(pool_errc::worker_down, describe(msg.reason)));
+    attempt_failed(
+        *held, caf::make_error(pool_errc::worker_down, describe(msg.reason)));
   }
   if (!joined && !replace_worker())
     return;
@@ -605,7 +605,7 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
   op.holder = nullptr;
   auto t = now();
   op.history.push_back(
-    attempt_failure{id.attempt, t - op.submitted_at, std::move(reason)});
+      attempt_failure{id.attempt, t - op.submitted_at, std::move(reason)});
   if (id.attempt < cfg_.options.max_attempts()) {
     ++totals_.retried;
     op.attempt = id.attempt + 1;
@@ -613,8 +613,8 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
              t + backoff_->next(id.attempt));
     return;
   }
-  fail(id.operation, caf::make_error(pool_errc::operation_failed,
-                                     id.operation, std::move(op.history)));
+  fail(id.operation, caf::make_error(pool_errc::operation_failed, id.operation,
+                                     std::move(op.history)));
 }
 
 void shepherd_state::complete(uint64_t operation_id, caf::message result) {
@@ -657,8 +657,8 @@ caf::error shepherd_state::cancel(uint64_t operation_id) {
   // Queued: its entries leave the queue. Running: the worker finishes, and
   // its reply is dropped as stale.
   if (!op->second.holder)
-    send_exchange({queue_exchange::remove, attempt_id{operation_id, 0}, {},
-                   {}, {}});
+    send_exchange(
+        {queue_exchange::remove, attempt_id{operation_id, 0}, {}, {}, {}});
   fail(operation_id, caf::make_error(pool_errc::cancelled, operation_id));
   return caf::none;
 }

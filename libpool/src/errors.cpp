@@ -115,8 +115,8 @@ std::vector<attempt_failure> attempt_history(const caf::error& err) {
 }
 
 bool is(const caf::error& err, pool_errc code) {
-  return err.category() == pool_error_category
-         && err.code() == static_cast<uint8_t>(code);
+  return err.category() == pool_error_category &&
+         err.code() == static_cast<uint8_t>(code);
 }
 
 } // namespace pool

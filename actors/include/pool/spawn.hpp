@@ -68,17 +68,15 @@ caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
 /// known or `timeout` passed (then `caf::sec::request_timeout`). Safe from
 /// any thread that is not a CAF scheduler thread.
 template <class Out, class Rep, class Period, class... Ts>
-caf::expected<Out> blocking_submit(caf::actor_system& sys,
-                                   const caf::actor& pool,
-                                   std::chrono::duration<Rep, Period> timeout,
-                                   Ts&&... xs) {
+caf::expected<Out>
+blocking_submit(caf::actor_system& sys, const caf::actor& pool,
+                std::chrono::duration<Rep, Period> timeout, Ts&&... xs) {
   caf::scoped_actor self{sys};
   caf::expected<Out> result{caf::sec::request_timeout};
-  self
-    ->request(pool, std::chrono::duration_cast<caf::timespan>(timeout),
-              submit_atom_v, std::forward<Ts>(xs)...)
-    .receive([&](Out& x) { result = std::move(x); },
-             [&](caf::error& err) { result = std::move(err); });
+  self->request(pool, std::chrono::duration_cast<caf::timespan>(timeout),
+                submit_atom_v, std::forward<Ts>(xs)...)
+      .receive([&](Out& x) { result = std::move(x); },
+               [&](caf::error& err) { result = std::move(err); });
   return result;
 }
 
@@ -92,9 +90,9 @@ submit_future(caf::actor_system& sys, const caf::actor& pool, Ts... xs) {
   auto result = promise->get_future();
   sys.spawn([promise, pool, xs...](caf::event_based_actor* self) {
     self->request(pool, caf::infinite, submit_atom_v, xs...)
-      .then(
-        [promise](Out& x) { promise->set_value(std::move(x)); },
-        [promise](caf::error& err) { promise->set_value(std::move(err)); });
+        .then(
+            [promise](Out& x) { promise->set_value(std::move(x)); },
+            [promise](caf::error& err) { promise->set_value(std::move(err)); });
   });
   return result;
 }

@@ -37,12 +37,12 @@ struct unwrap_expected<caf::expected<T>> {
 template <class F>
 struct job_traits {
   using trait = caf::detail::get_callable_trait<F>;
-  using args = typename caf::detail::tl_map<typename trait::arg_types,
-                                            std::decay>::type;
+  using args =
+      typename caf::detail::tl_map<typename trait::arg_types, std::decay>::type;
   using raw_result = typename trait::result_type;
   using result = typename unwrap_expected<raw_result>::type;
-  static constexpr bool returns_expected
-    = unwrap_expected<raw_result>::is_expected;
+  static constexpr bool returns_expected =
+      unwrap_expected<raw_result>::is_expected;
 };
 
 template <class... Ts>
@@ -53,7 +53,9 @@ bool payload_matches(const caf::message& x, caf::detail::type_list<Ts...>) {
 template <class... Ts>
 std::string type_names(caf::detail::type_list<Ts...>) {
   std::string result;
-  ((result += (result.empty() ? "" : ", "), result += caf::detail::pretty_type_name(typeid(Ts))), ...);
+  ((result += (result.empty() ? "" : ", "),
+    result += caf::detail::pretty_type_name(typeid(Ts))),
+   ...);
   return result;
 }
 
@@ -122,15 +124,14 @@ caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
       outcome = detail::run_job(fn, record.payload);
     } catch (resource_broken& ex) {
       // Report the attempt, then stop: the shepherd replaces this worker.
-      auto err = caf::make_error(pool_errc::resource_broken,
-                                 std::string{ex.what()});
+      auto err =
+          caf::make_error(pool_errc::resource_broken, std::string{ex.what()});
       self->send(shepherd, status_reply_atom_v, record.id, err);
       self->quit(std::move(err));
       return;
     }
     if (outcome)
-      self->send(shepherd, status_reply_atom_v, record.id,
-                 std::move(*outcome));
+      self->send(shepherd, status_reply_atom_v, record.id, std::move(*outcome));
     else
       self->send(shepherd, status_reply_atom_v, record.id,
                  std::move(outcome.error()));
@@ -138,27 +139,27 @@ caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
     self->send(shepherd, give_me_work_atom_v);
   };
   self->state.sleeping = caf::behavior{
-    [self](wake_up_atom) {
-      self->state.phase = worker_phase::waiting;
-      self->send(caf::actor_cast<caf::actor>(self->current_sender()),
-                 give_me_work_atom_v);
-      self->become(self->state.waiting);
-    },
-    [self, run](work_to_do_atom, work_record& record) mutable {
-      // Work while asleep (a shepherd may skip the wake-up): run it, then
-      // the worker is waiting like after any attempt.
-      run(record);
-      self->become(self->state.waiting);
-    },
-    [](go_to_sleep_atom) {},
+      [self](wake_up_atom) {
+        self->state.phase = worker_phase::waiting;
+        self->send(caf::actor_cast<caf::actor>(self->current_sender()),
+                   give_me_work_atom_v);
+        self->become(self->state.waiting);
+      },
+      [self, run](work_to_do_atom, work_record& record) mutable {
+        // Work while asleep (a shepherd may skip the wake-up): run it, then
+        // the worker is waiting like after any attempt.
+        run(record);
+        self->become(self->state.waiting);
+      },
+      [](go_to_sleep_atom) {},
   };
   self->state.waiting = caf::behavior{
-    [](wake_up_atom) {},
-    [run](work_to_do_atom, work_record& record) mutable { run(record); },
-    [self](go_to_sleep_atom) {
-      self->state.phase = worker_phase::sleeping;
-      self->become(self->state.sleeping);
-    },
+      [](wake_up_atom) {},
+      [run](work_to_do_atom, work_record& record) mutable { run(record); },
+      [self](go_to_sleep_atom) {
+        self->state.phase = worker_phase::sleeping;
+        self->become(self->state.sleeping);
+      },
   };
   return self->state.sleeping;
 }

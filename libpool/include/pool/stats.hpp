@@ -72,8 +72,9 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
   return f(caf::meta::type_name("pool::pool_stats"), x.configured, x.workers,
            x.busy, x.waiting, x.sleeping, x.joined, x.available, x.delayed,
-           x.submitted, x.completed, x.failed, x.cancelled, x.retried, x.timed_out,
-           x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned);
+           x.submitted, x.completed, x.failed, x.cancelled, x.retried,
+           x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
+           x.abandoned);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.

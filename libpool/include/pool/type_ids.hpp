@@ -13,73 +13,73 @@
 
 CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
 
-  // -- message types ----------------------------------------------------------
+// -- message types ----------------------------------------------------------
 
-  CAF_ADD_TYPE_ID(pool, (pool::attempt_id))
-  CAF_ADD_TYPE_ID(pool, (pool::work_record))
-  CAF_ADD_TYPE_ID(pool, (pool::queue_counts))
-  CAF_ADD_TYPE_ID(pool, (pool::pool_stats))
-  CAF_ADD_TYPE_ID(pool, (pool::attempt_failure))
-  CAF_ADD_TYPE_ID(pool, (std::vector<pool::attempt_failure>))
+CAF_ADD_TYPE_ID(pool, (pool::attempt_id))
+CAF_ADD_TYPE_ID(pool, (pool::work_record))
+CAF_ADD_TYPE_ID(pool, (pool::queue_counts))
+CAF_ADD_TYPE_ID(pool, (pool::pool_stats))
+CAF_ADD_TYPE_ID(pool, (pool::attempt_failure))
+CAF_ADD_TYPE_ID(pool, (std::vector<pool::attempt_failure>))
 
-  // -- callers -> shepherd ----------------------------------------------------
+// -- callers -> shepherd ----------------------------------------------------
 
-  /// `(submit, In...)`: run the pool's function on `In...`; replies `Out`.
-  CAF_ADD_ATOM(pool, pool, submit_atom, "submit")
-  /// `(sub_after, timespan delay, In...)`: as submit, not started before
-  /// `delay` has passed.
-  CAF_ADD_ATOM(pool, pool, submit_after_atom, "sub_after")
-  /// `(pool_stats)`: replies a `pool_stats` snapshot.
-  CAF_ADD_ATOM(pool, pool, pool_stats_atom, "pool_stats")
-  /// `(join_pool, actor)`: adds an actor speaking the worker protocol.
-  CAF_ADD_ATOM(pool, pool, join_pool_atom, "join_pool")
-  /// `(enqueue, In...)`: replies the operation id at once; the outcome
-  /// follows as `(op_done, id, message)` or `(op_failed, id, error)`.
-  CAF_ADD_ATOM(pool, pool, enqueue_atom, "enqueue")
-  /// Outcome of an enqueued operation: `(op_done, uint64_t id, message)`.
-  CAF_ADD_ATOM(pool, pool, op_done_atom, "op_done")
-  /// Outcome of an enqueued operation: `(op_failed, uint64_t id, error)`.
-  CAF_ADD_ATOM(pool, pool, op_failed_atom, "op_failed")
-  /// `(cancel_op, uint64_t id)`: cancels a pending operation.
-  CAF_ADD_ATOM(pool, pool, cancel_op_atom, "cancel_op")
-  /// `(drain)` or `(drain, timespan deadline)`: finish all, then stop.
-  CAF_ADD_ATOM(pool, pool, drain_atom, "drain")
+/// `(submit, In...)`: run the pool's function on `In...`; replies `Out`.
+CAF_ADD_ATOM(pool, pool, submit_atom, "submit")
+/// `(sub_after, timespan delay, In...)`: as submit, not started before
+/// `delay` has passed.
+CAF_ADD_ATOM(pool, pool, submit_after_atom, "sub_after")
+/// `(pool_stats)`: replies a `pool_stats` snapshot.
+CAF_ADD_ATOM(pool, pool, pool_stats_atom, "pool_stats")
+/// `(join_pool, actor)`: adds an actor speaking the worker protocol.
+CAF_ADD_ATOM(pool, pool, join_pool_atom, "join_pool")
+/// `(enqueue, In...)`: replies the operation id at once; the outcome
+/// follows as `(op_done, id, message)` or `(op_failed, id, error)`.
+CAF_ADD_ATOM(pool, pool, enqueue_atom, "enqueue")
+/// Outcome of an enqueued operation: `(op_done, uint64_t id, message)`.
+CAF_ADD_ATOM(pool, pool, op_done_atom, "op_done")
+/// Outcome of an enqueued operation: `(op_failed, uint64_t id, error)`.
+CAF_ADD_ATOM(pool, pool, op_failed_atom, "op_failed")
+/// `(cancel_op, uint64_t id)`: cancels a pending operation.
+CAF_ADD_ATOM(pool, pool, cancel_op_atom, "cancel_op")
+/// `(drain)` or `(drain, timespan deadline)`: finish all, then stop.
+CAF_ADD_ATOM(pool, pool, drain_atom, "drain")
 
-  // -- shepherd <-> queue -----------------------------------------------------
+// -- shepherd <-> queue -----------------------------------------------------
 
-  /// `(add_work, work_record, timespan delay)`: replies `queue_counts`.
-  CAF_ADD_ATOM(pool, pool, add_work_atom, "add_work")
-  /// `(get_work)`: replies `work_record` or `(no_work, timespan wait)`.
-  CAF_ADD_ATOM(pool, pool, get_work_atom, "get_work")
-  /// Reply to `get_work` when nothing is due: `(no_work, timespan wait)`.
-  CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
-  /// `(count_work)`: replies `queue_counts`.
-  CAF_ADD_ATOM(pool, pool, count_work_atom, "count_work")
-  /// `(rm_work, uint64_t operation)`: drops the operation's entries;
-  /// replies `queue_counts`.
-  CAF_ADD_ATOM(pool, pool, remove_work_atom, "rm_work")
+/// `(add_work, work_record, timespan delay)`: replies `queue_counts`.
+CAF_ADD_ATOM(pool, pool, add_work_atom, "add_work")
+/// `(get_work)`: replies `work_record` or `(no_work, timespan wait)`.
+CAF_ADD_ATOM(pool, pool, get_work_atom, "get_work")
+/// Reply to `get_work` when nothing is due: `(no_work, timespan wait)`.
+CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
+/// `(count_work)`: replies `queue_counts`.
+CAF_ADD_ATOM(pool, pool, count_work_atom, "count_work")
+/// `(rm_work, uint64_t operation)`: drops the operation's entries;
+/// replies `queue_counts`.
+CAF_ADD_ATOM(pool, pool, remove_work_atom, "rm_work")
 
-  // -- shepherd <-> workers ---------------------------------------------------
+// -- shepherd <-> workers ---------------------------------------------------
 
-  /// shepherd -> sleeping worker: start asking for work.
-  CAF_ADD_ATOM(pool, pool, wake_up_atom, "wake_up")
-  /// worker -> shepherd: `(give_work)`, I am free.
-  CAF_ADD_ATOM(pool, pool, give_me_work_atom, "give_work")
-  /// shepherd -> worker: `(work_to_do, work_record)`.
-  CAF_ADD_ATOM(pool, pool, work_to_do_atom, "work_to_do")
-  /// shepherd -> worker: nothing is due, sleep until woken.
-  CAF_ADD_ATOM(pool, pool, go_to_sleep_atom, "go_sleep")
-  /// worker -> shepherd: `(status_rep, attempt_id, message result)` or
-  /// `(status_rep, attempt_id, error)`.
-  CAF_ADD_ATOM(pool, pool, status_reply_atom, "status_rep")
+/// shepherd -> sleeping worker: start asking for work.
+CAF_ADD_ATOM(pool, pool, wake_up_atom, "wake_up")
+/// worker -> shepherd: `(give_work)`, I am free.
+CAF_ADD_ATOM(pool, pool, give_me_work_atom, "give_work")
+/// shepherd -> worker: `(work_to_do, work_record)`.
+CAF_ADD_ATOM(pool, pool, work_to_do_atom, "work_to_do")
+/// shepherd -> worker: nothing is due, sleep until woken.
+CAF_ADD_ATOM(pool, pool, go_to_sleep_atom, "go_sleep")
+/// worker -> shepherd: `(status_rep, attempt_id, message result)` or
+/// `(status_rep, attempt_id, error)`.
+CAF_ADD_ATOM(pool, pool, status_reply_atom, "status_rep")
 
-  // -- shepherd internal ------------------------------------------------------
+// -- shepherd internal ------------------------------------------------------
 
-  /// Timer: the earliest delayed entry is due.
-  CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
-  /// Timer: `(att_timer, attempt_id)` an attempt's processing time is up.
-  CAF_ADD_ATOM(pool, pool, attempt_timeout_atom, "att_timer")
-  /// Timer: a drain's deadline passed.
-  CAF_ADD_ATOM(pool, pool, drain_timer_atom, "drain_tmr")
+/// Timer: the earliest delayed entry is due.
+CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
+/// Timer: `(att_timer, attempt_id)` an attempt's processing time is up.
+CAF_ADD_ATOM(pool, pool, attempt_timeout_atom, "att_timer")
+/// Timer: a drain's deadline passed.
+CAF_ADD_ATOM(pool, pool, drain_timer_atom, "drain_tmr")
 
 CAF_END_TYPE_ID_BLOCK(pool)

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include <caf/make_message.hpp>
 #include <caf/error.hpp>
+#include <caf/make_message.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/timespan.hpp>
