@@ -17,17 +17,13 @@
 
 #include "faulty_store.hpp"
 #include "pool/all.hpp"
+#include "real_system.hpp"
 
 using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this);
-    set("logger.verbosity", caf::atom("quiet"));
-  }
-};
+using config = pool::test::real_config;
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

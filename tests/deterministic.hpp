@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include <caf/all.hpp>
 #include <pool/all.hpp>
 
@@ -81,6 +83,16 @@ struct deterministic {
   std::vector<event> advance(caf::timespan d) {
     sched.advance_time(d);
     return run();
+  }
+
+  /// Asks `pool` for its stats and runs until the answer is there.
+  pool::pool_stats stats_of(const caf::actor& pool) {
+    pool::pool_stats result;
+    auto query = self->request(pool, caf::infinite, pool::pool_stats_atom_v);
+    run();
+    query.receive([&](pool::pool_stats& st) { result = st; },
+                  [](caf::error& err) { FAIL(pool::describe(err)); });
+    return result;
   }
 
   /// Number of messages waiting in the scoped actor's mailbox.

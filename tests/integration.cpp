@@ -12,17 +12,13 @@
 #include <caf/all.hpp>
 
 #include "pool/all.hpp"
+#include "real_system.hpp"
 
 using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this);
-    set("logger.verbosity", caf::atom("quiet"));
-  }
-};
+using config = pool::test::real_config;
 
 struct tally {
   std::atomic<int> ok{0};

@@ -36,15 +36,6 @@ caf::error cancel(deterministic& t, const caf::actor& pool, uint64_t id) {
   return result;
 }
 
-pool::pool_stats stats_of(deterministic& t, const caf::actor& pool) {
-  pool::pool_stats result;
-  auto query = t.self->request(pool, caf::infinite, pool::pool_stats_atom_v);
-  t.run();
-  query.receive([&](pool::pool_stats& st) { result = st; },
-                [](caf::error& err) { FAIL(pool::describe(err)); });
-  return result;
-}
-
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
@@ -72,14 +63,14 @@ TEST_CASE_FIXTURE(deterministic,
   auto later = self->request(pool, caf::infinite, pool::submit_after_atom_v,
                              caf::timespan{1h}, 2);
   run();
-  CHECK(stats_of(*this, pool).delayed == 2);
+  CHECK(stats_of(pool).delayed == 2);
   CHECK(!cancel(*this, pool, 2));
   REQUIRE(replies() == 1);
   later.receive([](int) { FAIL("ran"); },
                 [](caf::error& err) {
                   CHECK(pool::is(err, pool::pool_errc::cancelled));
                 });
-  auto st = stats_of(*this, pool);
+  auto st = stats_of(pool);
   CHECK(st.delayed == 1);
   CHECK(st.cancelled == 1);
   // Cancelling it again: unknown, not a crash.
@@ -114,7 +105,7 @@ TEST_CASE_FIXTURE(deterministic,
   self->send(pool, pool::status_reply_atom_v, held.id, caf::make_message(21));
   run();
   CHECK(replies() == 0);
-  CHECK(stats_of(*this, pool).stale_replies == 1);
+  CHECK(stats_of(pool).stale_replies == 1);
 }
 
 TEST_CASE_FIXTURE(deterministic,

@@ -25,15 +25,6 @@ auto breaks_on_negative = [](int x) {
   return x;
 };
 
-pool::pool_stats stats_of(deterministic& t, const caf::actor& pool) {
-  pool::pool_stats result;
-  auto query = t.self->request(pool, caf::infinite, pool::pool_stats_atom_v);
-  t.run();
-  query.receive([&](pool::pool_stats& st) { result = st; },
-                [](caf::error& err) { FAIL(pool::describe(err)); });
-  return result;
-}
-
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
@@ -70,7 +61,7 @@ TEST_CASE_FIXTURE(deterministic,
         CHECK(when == std::vector<caf::timespan>{0s, 1s, 3s, 7s});
         CHECK(pool::describe(err).find("boom") != std::string::npos);
       });
-  auto st = stats_of(*this, *pool);
+  auto st = stats_of(*pool);
   CHECK(st.retried == 3);
   CHECK(st.failed == 1);
 }
@@ -135,7 +126,7 @@ TEST_CASE_FIXTURE(deterministic,
   self->send(*pool, pool::status_reply_atom_v, held.id, caf::make_message(999));
   run();
   CHECK(replies() == 0);
-  auto st = stats_of(*this, *pool);
+  auto st = stats_of(*pool);
   CHECK(st.timed_out == 1);
   CHECK(st.stale_replies == 1);
   CHECK(st.completed == 1);
@@ -162,7 +153,7 @@ TEST_CASE_FIXTURE(deterministic,
   REQUIRE(replies() == 1);
   answer.receive([](int y) { CHECK(y == 9); },
                  [](caf::error& err) { FAIL(pool::describe(err)); });
-  auto st = stats_of(*this, *pool);
+  auto st = stats_of(*pool);
   CHECK(st.worker_restarts == 1);
   CHECK(st.retried == 1);
   CHECK(st.workers == 2);
@@ -200,7 +191,7 @@ TEST_CASE_FIXTURE(deterministic,
   advance(11s); // both fall out of the window
   break_one();
   break_one(); // again 2 within the window
-  CHECK(stats_of(*this, *pool).worker_restarts == 4);
+  CHECK(stats_of(*pool).worker_restarts == 4);
   // A caller waits on a delayed operation while the limit is exceeded.
   auto pending = self->request(*pool, caf::infinite, pool::submit_after_atom_v,
                                caf::timespan{1h}, 5);
@@ -255,7 +246,7 @@ TEST_CASE_FIXTURE(deterministic,
   for (int i = 1; i <= 4; ++i)
     CHECK((*runs)[i] == 1);
   CHECK(store->crashes() == 2);
-  auto st = stats_of(*this, *pool);
+  auto st = stats_of(*pool);
   CHECK(st.queue_restarts == 2);
   CHECK(st.completed == 4);
   CHECK(st.available == 0);

@@ -617,37 +617,31 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
                                      std::move(op.history)));
 }
 
-void shepherd_state::complete(uint64_t operation_id, caf::message result) {
+template <class Atom, class Outcome>
+bool shepherd_state::settle(uint64_t operation_id, Atom tag, Outcome outcome) {
   auto op = operations_.find(operation_id);
   if (op == operations_.end())
-    return;
-  ++totals_.completed;
+    return false;
   if (op->second.listener)
-    self_->send(caf::actor_cast<caf::actor>(op->second.listener),
-                op_done_atom_v, operation_id, std::move(result));
+    self_->send(caf::actor_cast<caf::actor>(op->second.listener), tag,
+                operation_id, std::move(outcome));
   else
-    op->second.promise.deliver(std::move(result));
+    op->second.promise.deliver(std::move(outcome));
   release_caller(op->second);
   operations_.erase(op);
   check_drained();
+  return true;
+}
+
+void shepherd_state::complete(uint64_t operation_id, caf::message result) {
+  if (settle(operation_id, op_done_atom_v, std::move(result)))
+    ++totals_.completed;
 }
 
 void shepherd_state::fail(uint64_t operation_id, caf::error err) {
-  auto op = operations_.find(operation_id);
-  if (op == operations_.end())
-    return;
-  if (is(err, pool_errc::cancelled))
-    ++totals_.cancelled;
-  else
-    ++totals_.failed;
-  if (op->second.listener)
-    self_->send(caf::actor_cast<caf::actor>(op->second.listener),
-                op_failed_atom_v, operation_id, std::move(err));
-  else
-    op->second.promise.deliver(std::move(err));
-  release_caller(op->second);
-  operations_.erase(op);
-  check_drained();
+  auto cancelled = is(err, pool_errc::cancelled);
+  if (settle(operation_id, op_failed_atom_v, std::move(err)))
+    ++(cancelled ? totals_.cancelled : totals_.failed);
 }
 
 caf::error shepherd_state::cancel(uint64_t operation_id) {

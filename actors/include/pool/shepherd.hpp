@@ -183,6 +183,11 @@ private:
   /// the operation for good with its history.
   void attempt_failed(const attempt_id& id, caf::error reason);
 
+  /// Delivers an operation's outcome (to its promise, or as `tag` to its
+  /// listener) and forgets it. Returns false if it was not pending.
+  template <class Atom, class Outcome>
+  bool settle(uint64_t operation_id, Atom tag, Outcome outcome);
+
   /// Completes an operation with its result and forgets it.
   void complete(uint64_t operation_id, caf::message result);
 
