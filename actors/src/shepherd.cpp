@@ -75,7 +75,8 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
                    opts.backoff_multiplier(), opts.jitter(), seed);
   queue_ = self->spawn(queue_actor, cfg_.store);
   self->monitor(queue_);
-  for (size_t i = 0; i < opts.workers(); ++i)
+  configured_ = opts.workers();
+  for (size_t i = 0; i < configured_; ++i)
     add_worker(cfg_.spawn_worker(self->home_system()), false);
   self->set_down_handler([this](caf::down_msg& msg) { on_down(msg); });
   self->set_error_handler(
@@ -142,6 +143,13 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         queue_exchange ex{queue_exchange::stats, {}, {}, {}, {}};
         ex.promise = self_->make_response_promise();
         send_exchange(std::move(ex));
+      },
+      [this](resize_atom, uint64_t n) -> caf::result<void> {
+        if (auto err = resize(n))
+          return err;
+        resize_promises_.push_back(self_->make_response_promise());
+        check_resized();
+        return caf::delegated<void>{};
       },
       [this](cancel_op_atom, uint64_t id) -> caf::result<void> {
         if (auto err = cancel(id))
@@ -247,7 +255,7 @@ shepherd_state::time_point shepherd_state::now() const {
 
 pool_stats shepherd_state::worker_stats() const {
   auto result = totals_;
-  result.configured = cfg_.options.workers();
+  result.configured = configured_;
   result.workers = workers_.size();
   result.busy = busy_;
   result.waiting = waiting_;
@@ -293,6 +301,8 @@ void shepherd_state::remove_worker(key_type key) {
   }
   if (i->second.joined)
     --joined_;
+  if (i->second.retiring)
+    --retiring_;
   workers_.erase(i);
 }
 
@@ -344,11 +354,75 @@ bool shepherd_state::note_restart() {
 }
 
 bool shepherd_state::replace_worker() {
+  if (workers_.size() - joined_ - retiring_ >= configured_)
+    return true; // A shrink is under way: this one is not missed.
   if (!note_restart())
     return false;
   ++totals_.worker_restarts;
   add_worker(cfg_.spawn_worker(self_->home_system()), false);
   return true;
+}
+
+caf::error shepherd_state::resize(size_t n) {
+  if (n == 0)
+    return caf::make_error(pool_errc::invalid_option, std::string{"workers"},
+                           std::string{"must be at least 1"});
+  configured_ = n;
+  auto local = workers_.size() - joined_ - retiring_;
+  // Growing: first take back workers that were about to retire.
+  for (auto& kvp : workers_) {
+    if (local >= n)
+      break;
+    if (kvp.second.retiring) {
+      kvp.second.retiring = false;
+      --retiring_;
+      ++local;
+    }
+  }
+  for (; local < n; ++local)
+    add_worker(cfg_.spawn_worker(self_->home_system()), false);
+  if (local > n) {
+    // Shrinking: idle workers stop at once, sleeping ones first (the
+    // longest asleep first), then waiting ones; busy ones after their
+    // current attempt.
+    std::vector<key_type> idle(sleeping_.begin(), sleeping_.end());
+    for (auto& kvp : workers_)
+      if (kvp.second.phase == worker_phase::waiting)
+        idle.push_back(kvp.first);
+    for (auto key : idle) {
+      if (local == n)
+        break;
+      if (!workers_[key].joined) {
+        retire(key);
+        --local;
+      }
+    }
+    for (auto& kvp : workers_) {
+      if (local == n)
+        break;
+      if (!kvp.second.joined && !kvp.second.retiring) {
+        kvp.second.retiring = true;
+        ++retiring_;
+        --local;
+      }
+    }
+  }
+  refresh_counts();
+  return caf::none;
+}
+
+void shepherd_state::retire(key_type key) {
+  auto handle = workers_[key].handle;
+  remove_worker(key);
+  self_->send_exit(handle, caf::exit_reason::user_shutdown);
+}
+
+void shepherd_state::check_resized() {
+  if (retiring_ > 0 || resize_promises_.empty())
+    return;
+  for (auto& rp : resize_promises_)
+    rp.deliver(caf::unit);
+  resize_promises_.clear();
 }
 
 void shepherd_state::on_counts(const queue_counts& counts) {
@@ -526,8 +600,13 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     return;
   }
   slot->current.reset();
-  // The worker sends give_work right after its status reply.
-  set_phase(key_of(sender), *slot, worker_phase::waiting);
+  if (slot->retiring) {
+    retire(key_of(sender));
+    check_resized();
+  } else {
+    // The worker sends give_work right after its status reply.
+    set_phase(key_of(sender), *slot, worker_phase::waiting);
+  }
   auto op = operations_.find(id.operation);
   if (op == operations_.end() || op->second.attempt != id.attempt) {
     ++totals_.stale_replies;
@@ -565,6 +644,7 @@ void shepherd_state::on_attempt_timeout(const attempt_id& id) {
                                      text_of(*cfg_.options.attempt_timeout())));
   if (!joined && !replace_worker())
     return;
+  check_resized();
   refresh_counts();
 }
 
@@ -593,6 +673,7 @@ void shepherd_state::on_down(caf::down_msg& msg) {
   }
   if (!joined && !replace_worker())
     return;
+  check_resized();
   // Work the departed worker was woken for must find another taker.
   refresh_counts();
 }

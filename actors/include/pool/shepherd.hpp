@@ -45,6 +45,8 @@ struct worker_slot {
   bool asking = false;
   /// Joined through `(join_pool, actor)` rather than spawned by the pool.
   bool joined = false;
+  /// Surplus after a shrink: stops once its current attempt is reported.
+  bool retiring = false;
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
@@ -128,9 +130,20 @@ private:
 
   void set_phase(key_type key, worker_slot& slot, worker_phase phase);
 
-  /// Spawns a replacement for a local worker, unless restarts exceed the
-  /// configured intensity (then the shepherd quits and this returns false).
+  /// Spawns a replacement for a local worker, unless the pool is already at
+  /// its configured size or restarts exceed the configured intensity (then
+  /// the shepherd quits and this returns false).
   bool replace_worker();
+
+  /// Starts or stops local workers until `n` remain (busy surplus workers
+  /// stop after their current attempt); returns an error for n == 0.
+  caf::error resize(size_t n);
+
+  /// Stops a local worker for good (not a failure, no replacement).
+  void retire(key_type key);
+
+  /// Replies to resize requests once no worker is retiring.
+  void check_resized();
 
   /// Records a restart; quits with `restart_intensity` when there were more
   /// than allowed within the window. Returns false after quitting.
@@ -211,6 +224,11 @@ private:
   size_t waiting_ = 0;
   size_t busy_ = 0;
   size_t joined_ = 0;
+  /// Local workers the pool should have (starts at `options.workers()`).
+  size_t configured_ = 0;
+  /// Busy surplus workers that stop after their current attempt.
+  size_t retiring_ = 0;
+  std::vector<caf::response_promise> resize_promises_;
   /// Workers replaced after a timeout that have not terminated yet.
   std::unordered_map<key_type, caf::actor> abandoned_;
   std::unordered_map<uint64_t, operation> operations_;

@@ -42,6 +42,9 @@ CAF_ADD_ATOM(pool, pool, op_done_atom, "op_done")
 CAF_ADD_ATOM(pool, pool, op_failed_atom, "op_failed")
 /// `(cancel_op, uint64_t id)`: cancels a pending operation.
 CAF_ADD_ATOM(pool, pool, cancel_op_atom, "cancel_op")
+/// `(resize, uint64_t workers)`: grows or shrinks the local workers;
+/// replies once the pool has that size.
+CAF_ADD_ATOM(pool, pool, resize_atom, "resize")
 /// `(drain)` or `(drain, timespan deadline)`: finish all, then stop.
 CAF_ADD_ATOM(pool, pool, drain_atom, "drain")
 
