@@ -80,6 +80,10 @@ void run_many(size_t workers, int n) {
       .receive(
           [&](const pool::pool_stats& x) {
             CHECK(x.completed == static_cast<uint64_t>(n) + 1);
+            CHECK(x.processing.count == static_cast<uint64_t>(n) + 1);
+            CHECK(x.queue_wait.count == static_cast<uint64_t>(n) + 1);
+            CHECK(x.queue_wait.max > caf::timespan{0}); // jobs did wait
+            CHECK(x.busy_high == workers);
             CHECK(x.workers == workers);
             CHECK(x.busy + x.waiting + x.sleeping == workers);
           },

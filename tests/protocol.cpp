@@ -202,3 +202,37 @@ TEST_CASE_FIXTURE(deterministic,
   answer.receive([](int y) { CHECK(y == 700); },
                  [](caf::error& err) { FAIL(pool::describe(err)); });
 }
+
+TEST_CASE_FIXTURE(deterministic,
+                  "stats report queue wait, processing time and high-water "
+                  "marks" *
+                      doctest::timeout(30)) {
+  auto pool = spawn_twice(sys, 1);
+  auto me = caf::actor_cast<caf::actor>(self);
+  self->send(pool, pool::join_pool_atom_v, me);
+  run();
+  // The scoped actor, woken first, holds the first job for 3 s while the
+  // local worker runs two more.
+  self->send(pool, pool::submit_atom_v, 1);
+  run();
+  self->receive([](pool::wake_up_atom) {});
+  self->send(pool, pool::give_me_work_atom_v);
+  run();
+  pool::work_record held;
+  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
+    held = std::move(x);
+  });
+  self->send(pool, pool::submit_atom_v, 2);
+  self->send(pool, pool::submit_atom_v, 3);
+  run();
+  sched.advance_time(3s);
+  self->send(pool, pool::status_reply_atom_v, held.id, caf::make_message(0));
+  run();
+  auto st = stats_of(pool);
+  CHECK(st.busy_high == 2); // the scoped actor and the local worker
+  CHECK(st.available_high >= 1);
+  CHECK(st.processing.count == 3);
+  CHECK(st.processing.max == caf::timespan{3s});
+  CHECK(st.processing.p50 == caf::timespan{0});
+  CHECK(st.queue_wait.count == 3);
+}

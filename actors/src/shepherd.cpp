@@ -262,6 +262,8 @@ pool_stats shepherd_state::worker_stats() const {
   result.sleeping = sleeping_.size();
   result.joined = joined_;
   result.abandoned = abandoned_.size();
+  result.queue_wait = summarize(queue_wait_);
+  result.processing = summarize(processing_);
   return result;
 }
 
@@ -332,7 +334,7 @@ void shepherd_state::set_phase(key_type key, worker_slot& slot,
       ++waiting_;
       break;
     case worker_phase::working:
-      ++busy_;
+      totals_.busy_high = std::max<uint64_t>(totals_.busy_high, ++busy_);
       break;
   }
   slot.phase = phase;
@@ -426,6 +428,7 @@ void shepherd_state::check_resized() {
 }
 
 void shepherd_state::on_counts(const queue_counts& counts) {
+  totals_.available_high = std::max(totals_.available_high, counts.available);
   auto unclaimed =
       counts.available > waiting_ ? counts.available - waiting_ : size_t{0};
   auto n = std::min(unclaimed, sleeping_.size());
@@ -470,6 +473,9 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
   }
   slot->current = record.id;
   op->second.holder = worker;
+  auto t = now();
+  queue_wait_.record(t - op->second.due);
+  op->second.dispatched_at = t;
   set_phase(key_of(worker), *slot, worker_phase::working);
   if (auto timeout = cfg_.options.attempt_timeout())
     self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, record.id);
@@ -530,6 +536,8 @@ void shepherd_state::request_work(const caf::actor& worker) {
 }
 
 void shepherd_state::add_work(attempt_id id, time_point due) {
+  if (auto op = operations_.find(id.operation); op != operations_.end())
+    op->second.due = due;
   send_exchange({queue_exchange::add, id, due, {}, {}});
 }
 
@@ -613,6 +621,7 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     return;
   }
   op->second.holder = nullptr;
+  processing_.record(now() - op->second.dispatched_at);
   if (result != nullptr) {
     complete(id.operation, std::move(*result));
   } else {

@@ -16,6 +16,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "pool/backoff.hpp"
+#include "pool/histogram.hpp"
 #include "pool/options.hpp"
 #include "pool/protocol.hpp"
 #include "pool/work_store.hpp"
@@ -63,6 +64,9 @@ struct operation {
   /// The worker holding the current attempt, if dispatched.
   caf::actor holder;
   caf::actor_clock::time_point submitted_at;
+  /// When the current attempt is due, and when it was dispatched.
+  caf::actor_clock::time_point due;
+  caf::actor_clock::time_point dispatched_at;
   /// The calling actor, watched only with `skip_orphaned`.
   caf::actor_addr caller;
   std::vector<attempt_failure> history;
@@ -238,6 +242,8 @@ private:
   /// Times of recent restarts, oldest first, for the restart intensity.
   std::deque<time_point> restarts_;
   pool_stats totals_;
+  log_histogram queue_wait_;
+  log_histogram processing_;
   /// With `skip_orphaned`: callers with pending operations, and whether
   /// they have terminated.
   struct caller_watch {

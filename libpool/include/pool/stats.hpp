@@ -6,6 +6,8 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/timespan.hpp>
 
+#include "pool/histogram.hpp"
+
 namespace pool {
 
 /// What the queue reports about its entries, at one instant.
@@ -33,8 +35,10 @@ struct pool_stats {
   uint64_t configured = 0;
   /// Workers currently part of the pool (configured plus joined ones).
   uint64_t workers = 0;
-  /// Workers holding an attempt.
+  /// Workers holding an attempt (= attempts in flight).
   uint64_t busy = 0;
+  /// Highest `busy` so far.
+  uint64_t busy_high = 0;
   /// Workers asking for work or woken and about to ask.
   uint64_t waiting = 0;
   /// Workers told to sleep until the shepherd wakes them.
@@ -43,6 +47,8 @@ struct pool_stats {
   uint64_t joined = 0;
   /// Queue entries due now.
   uint64_t available = 0;
+  /// Highest `available` reported by the queue so far.
+  uint64_t available_high = 0;
   /// Queue entries not yet due.
   uint64_t delayed = 0;
   /// Operations accepted so far.
@@ -66,15 +72,20 @@ struct pool_stats {
   /// Workers replaced after a timeout that have not terminated yet (a
   /// dedicated worker stuck in user code keeps its thread until it returns).
   uint64_t abandoned = 0;
+  /// From an attempt's due time to its dispatch to a worker.
+  latency_summary queue_wait;
+  /// From dispatch to the worker's status reply.
+  latency_summary processing;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
   return f(caf::meta::type_name("pool::pool_stats"), x.configured, x.workers,
-           x.busy, x.waiting, x.sleeping, x.joined, x.available, x.delayed,
-           x.submitted, x.completed, x.failed, x.cancelled, x.retried,
-           x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
-           x.abandoned);
+           x.busy, x.busy_high, x.waiting, x.sleeping, x.joined, x.available,
+           x.available_high, x.delayed, x.submitted, x.completed, x.failed,
+           x.cancelled, x.retried, x.timed_out, x.stale_replies,
+           x.worker_restarts, x.queue_restarts, x.abandoned, x.queue_wait,
+           x.processing);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.

@@ -19,6 +19,7 @@ CAF_ADD_TYPE_ID(pool, (pool::attempt_id))
 CAF_ADD_TYPE_ID(pool, (pool::work_record))
 CAF_ADD_TYPE_ID(pool, (pool::queue_counts))
 CAF_ADD_TYPE_ID(pool, (pool::pool_stats))
+CAF_ADD_TYPE_ID(pool, (pool::latency_summary))
 CAF_ADD_TYPE_ID(pool, (pool::attempt_failure))
 CAF_ADD_TYPE_ID(pool, (std::vector<pool::attempt_failure>))
 
