@@ -3,6 +3,7 @@
 // The one header for the common case: options, errors, protocol, the spawn
 // façade and the submit helpers.
 
+#include "pool/config_options.hpp"
 #include "pool/configure.hpp"
 #include "pool/errors.hpp"
 #include "pool/memory_store.hpp"

@@ -1,0 +1,76 @@
+// Pool options from CAF's configuration: command line and ini file.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include <caf/all.hpp>
+
+#include "pool/all.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+struct config : caf::actor_system_config {
+  config() {
+    pool::declare_options(custom_options_);
+  }
+};
+
+caf::expected<pool::pool_options> parse(std::vector<std::string> args,
+                                        const std::string& ini = "") {
+  config cfg;
+  std::istringstream in{ini};
+  if (auto err = cfg.parse(std::move(args), in))
+    return err;
+  return pool::options_from(cfg);
+}
+
+} // namespace
+
+TEST_CASE("options come from the command line" * doctest::timeout(10)) {
+  auto opts = parse({"--pool.workers=8", "--pool.max-attempts=3",
+                     "--pool.attempt-timeout=2s", "--pool.dedicated",
+                     "--pool.jitter=0.5", "--pool.seed=7"});
+  REQUIRE(opts);
+  CHECK(opts->workers() == 8);
+  CHECK(opts->max_attempts() == 3);
+  CHECK(opts->attempt_timeout() == caf::timespan{2s});
+  CHECK(opts->kind() == pool::worker_kind::dedicated);
+  CHECK(opts->jitter() == 0.5);
+  CHECK(opts->seed() == uint64_t{7});
+}
+
+TEST_CASE("options come from caf-application.ini" * doctest::timeout(10)) {
+  auto opts = parse({}, "[pool]\nworkers=3\nbackoff-initial=250ms\n"
+                        "max-restarts=5\nrestart-window=1min\n");
+  REQUIRE(opts);
+  CHECK(opts->workers() == 3);
+  CHECK(opts->backoff_initial() == caf::timespan{250ms});
+  CHECK(opts->max_restarts() == 5);
+  CHECK(opts->restart_window() == caf::timespan{60s});
+}
+
+TEST_CASE("nothing configured gives the defaults" * doctest::timeout(10)) {
+  auto opts = parse({});
+  REQUIRE(opts);
+  CHECK(opts->workers() == 4);
+  CHECK(opts->max_attempts() == 1);
+  CHECK(!opts->attempt_timeout());
+}
+
+TEST_CASE("bad configured values are refused, naming the field" *
+          doctest::timeout(10)) {
+  auto field = [](std::vector<std::string> args) {
+    auto opts = parse(std::move(args));
+    REQUIRE(!opts);
+    return pool::describe(opts.error());
+  };
+  CHECK(field({"--pool.workers=-1"}).find("workers") != std::string::npos);
+  CHECK(field({"--pool.max-attempts=0"}).find("max_attempts") !=
+        std::string::npos);
+  CHECK(field({"--pool.attempt-timeout=0s"}).find("attempt_timeout") !=
+        std::string::npos);
+  CHECK(field({"--pool.backoff-initial=5s", "--pool.backoff-max=1s"})
+            .find("backoff.max") != std::string::npos);
+}
