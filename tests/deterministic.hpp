@@ -85,6 +85,15 @@ struct deterministic {
     return run();
   }
 
+  /// Spawns a pool of `workers` cooperative workers running `fn`.
+  template <class F>
+  caf::actor spawn(F fn, size_t workers) {
+    auto pool = pool::spawn_pool(sys, std::move(fn),
+                                 pool::pool_options{}.workers(workers));
+    REQUIRE(pool);
+    return *pool;
+  }
+
   /// Asks `pool` for its stats and runs until the answer is there.
   pool::pool_stats stats_of(const caf::actor& pool) {
     pool::pool_stats result;

@@ -415,13 +415,7 @@ TEST_CASE("a dedicated worker stuck past the timeout is abandoned and "
   REQUIRE(r);
   CHECK(*r == 2);
   caf::scoped_actor self{sys};
-  auto stats = [&] {
-    pool::pool_stats result;
-    self->request(*pool, 10s, pool::pool_stats_atom_v)
-        .receive([&](pool::pool_stats& st) { result = st; },
-                 [](caf::error& err) { FAIL(pool::describe(err)); });
-    return result;
-  };
+  auto stats = [&] { return pool::test::stats_now(self, *pool); };
   auto st = stats();
   CHECK(st.timed_out == 1);
   CHECK(st.abandoned == 1); // its thread is still inside the job

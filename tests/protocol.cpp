@@ -13,19 +13,12 @@ namespace {
 
 auto twice = [](int x) { return x * 2; };
 
-caf::actor spawn_twice(caf::actor_system& sys, size_t workers) {
-  auto pool =
-      pool::spawn_pool(sys, twice, pool::pool_options{}.workers(workers));
-  REQUIRE(pool);
-  return *pool;
-}
-
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
                   "a successful attempt, 1 worker: the pattern's sequence" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 1);
+  auto pool = spawn(twice, 1);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 21);
   auto events = run();
@@ -41,7 +34,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "no work available: give_work is answered by go_sleep" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 1);
+  auto pool = spawn(twice, 1);
   // The scoped actor speaks the worker side of the protocol.
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);
@@ -60,7 +53,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "one submit with 3 sleeping workers wakes exactly one" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 3);
+  auto pool = spawn(twice, 3);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 1);
   auto events = run();
@@ -74,7 +67,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "3 submits with 3 sleeping workers wake 3, never more" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 3);
+  auto pool = spawn(twice, 3);
   run();
   for (int i = 0; i < 3; ++i)
     self->send(pool, pool::submit_atom_v, i);
@@ -86,7 +79,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "the most recently slept worker is woken first" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 2);
+  auto pool = spawn(twice, 2);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);
   run();
@@ -106,7 +99,7 @@ TEST_CASE_FIXTURE(
     deterministic,
     "delayed work is handed out at its deadline, not a tick before" *
         doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 2);
+  auto pool = spawn(twice, 2);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_after_atom_v,
                               caf::timespan{10s}, 4);
@@ -129,7 +122,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "workers sleep while only delayed work remains, woken at "
                   "the earliest deadline" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 1);
+  auto pool = spawn(twice, 1);
   run();
   self->send(pool, pool::submit_after_atom_v, caf::timespan{20s}, 2);
   self->send(pool, pool::submit_after_atom_v, caf::timespan{5s}, 1);
@@ -154,7 +147,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "the shepherd answers stats itself, without asking workers" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 3);
+  auto pool = spawn(twice, 3);
   run();
   self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1);
   run();
@@ -179,7 +172,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "a joined protocol-speaking actor receives work" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 1);
+  auto pool = spawn(twice, 1);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);
   run();
@@ -207,7 +200,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "stats report queue wait, processing time and high-water "
                   "marks" *
                       doctest::timeout(30)) {
-  auto pool = spawn_twice(sys, 1);
+  auto pool = spawn(twice, 1);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);
   run();

@@ -109,13 +109,7 @@ TEST_CASE("shrinking with busy workers replies once their attempts are done, "
   auto blocked_a = pool::submit_future<int>(sys, *pool, -1);
   auto blocked_b = pool::submit_future<int>(sys, *pool, -2);
   caf::scoped_actor self{sys};
-  auto stats = [&] {
-    pool::pool_stats result;
-    self->request(*pool, 10s, pool::pool_stats_atom_v)
-        .receive([&](pool::pool_stats& st) { result = st; },
-                 [](caf::error& err) { FAIL(pool::describe(err)); });
-    return result;
-  };
+  auto stats = [&] { return pool::test::stats_now(self, *pool); };
   for (int i = 0; i < 500 && stats().busy < 2; ++i)
     self->receive(caf::after(10ms) >> [] {});
   REQUIRE(stats().busy == 2);

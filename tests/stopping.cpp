@@ -10,13 +10,6 @@ namespace {
 
 auto triple = [](int x) { return x * 3; };
 
-caf::actor spawn_triple(caf::actor_system& sys, size_t workers) {
-  auto pool =
-      pool::spawn_pool(sys, triple, pool::pool_options{}.workers(workers));
-  REQUIRE(pool);
-  return *pool;
-}
-
 /// Enqueues `x` and returns its operation id.
 uint64_t enqueue(deterministic& t, const caf::actor& pool, int x) {
   uint64_t id = 0;
@@ -41,7 +34,7 @@ caf::error cancel(deterministic& t, const caf::actor& pool, uint64_t id) {
 TEST_CASE_FIXTURE(deterministic,
                   "an enqueued operation reports its id, then its outcome" *
                       doctest::timeout(30)) {
-  auto pool = spawn_triple(sys, 1);
+  auto pool = spawn(triple, 1);
   run();
   auto id = enqueue(*this, pool, 5);
   CHECK(id > 0);
@@ -56,7 +49,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "cancelling a queued operation removes it and tells its "
                   "caller once" *
                       doctest::timeout(30)) {
-  auto pool = spawn_triple(sys, 1);
+  auto pool = spawn(triple, 1);
   run();
   // Operation ids count from 1 per pool.
   self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1);
@@ -83,7 +76,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "cancelling a running operation discards its result" *
                       doctest::timeout(30)) {
-  auto pool = spawn_triple(sys, 1);
+  auto pool = spawn(triple, 1);
   auto me = caf::actor_cast<caf::actor>(self);
   self->send(pool, pool::join_pool_atom_v, me);
   run();
@@ -111,7 +104,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "cancelling an unknown id answers unknown_operation" *
                       doctest::timeout(30)) {
-  auto pool = spawn_triple(sys, 1);
+  auto pool = spawn(triple, 1);
   auto err = cancel(*this, pool, 4242);
   CHECK(pool::is(err, pool::pool_errc::unknown_operation));
   CHECK(pool::describe(err) == "pool.unknown_operation: op#4242");
@@ -121,7 +114,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "drain refuses new work, finishes queued, delayed and "
                   "running work, then replies and stops" *
                       doctest::timeout(30)) {
-  auto pool = spawn_triple(sys, 2);
+  auto pool = spawn(triple, 2);
   self->monitor(pool);
   run();
   self->send(pool, pool::submit_atom_v, 1);
@@ -150,7 +143,7 @@ TEST_CASE_FIXTURE(
     deterministic,
     "drain with a deadline fails what is left with a clear error" *
         doctest::timeout(30)) {
-  auto pool = spawn_triple(sys, 1);
+  auto pool = spawn(triple, 1);
   run();
   auto late = self->request(pool, caf::infinite, pool::submit_after_atom_v,
                             caf::timespan{1h}, 1);
@@ -173,7 +166,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "no pool actor keeps running" *
                       doctest::timeout(30)) {
   auto baseline = sys.registry().running();
-  auto pool = spawn_triple(sys, 3);
+  auto pool = spawn(triple, 3);
   run();
   CHECK(sys.registry().running() == baseline + 5); // shepherd, queue, 3
   auto a = self->request(pool, caf::infinite, pool::submit_after_atom_v,
