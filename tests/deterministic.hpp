@@ -94,6 +94,25 @@ struct deterministic {
     return *pool;
   }
 
+  /// Adds the scoped actor to `pool` as a worker speaking the protocol.
+  void join_as_worker(const caf::actor& pool) {
+    self->send(pool, pool::join_pool_atom_v, caf::actor_cast<caf::actor>(self));
+    run();
+  }
+
+  /// As a joined worker that was just woken: asks for work and returns
+  /// the attempt it was given (without answering it).
+  pool::work_record take_work(const caf::actor& pool) {
+    self->receive([](pool::wake_up_atom) {});
+    self->send(pool, pool::give_me_work_atom_v);
+    run();
+    pool::work_record result;
+    self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
+      result = std::move(x);
+    });
+    return result;
+  }
+
   /// Asks `pool` for its stats and runs until the answer is there.
   pool::pool_stats stats_of(const caf::actor& pool) {
     pool::pool_stats result;

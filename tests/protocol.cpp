@@ -36,9 +36,7 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 1);
   // The scoped actor speaks the worker side of the protocol.
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pool, pool::join_pool_atom_v, me);
-  run();
+  join_as_worker(pool);
   self->send(pool, pool::give_me_work_atom_v);
   auto events = run();
   // go_sleep goes to the scoped actor, outside the scheduler's trace.
@@ -80,9 +78,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "the most recently slept worker is woken first" *
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 2);
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pool, pool::join_pool_atom_v, me);
-  run();
+  join_as_worker(pool);
   // The joined worker went to sleep last: the one submit wakes it.
   self->send(pool, pool::submit_atom_v, 5);
   auto events = run();
@@ -173,19 +169,11 @@ TEST_CASE_FIXTURE(deterministic,
                   "a joined protocol-speaking actor receives work" *
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 1);
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pool, pool::join_pool_atom_v, me);
-  run();
+  join_as_worker(pool);
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 7);
   run();
   // Woken (the most recent sleeper), the external worker asks for work.
-  self->receive([](pool::wake_up_atom) {});
-  self->send(pool, pool::give_me_work_atom_v);
-  run();
-  pool::work_record record;
-  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
-    record = std::move(x);
-  });
+  auto record = take_work(pool);
   REQUIRE(record.payload.match_elements<int>());
   CHECK(record.payload.get_as<int>(0) == 7);
   CHECK(record.id.attempt == 1);
@@ -201,20 +189,12 @@ TEST_CASE_FIXTURE(deterministic,
                   "marks" *
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 1);
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pool, pool::join_pool_atom_v, me);
-  run();
+  join_as_worker(pool);
   // The scoped actor, woken first, holds the first job for 3 s while the
   // local worker runs two more.
   self->send(pool, pool::submit_atom_v, 1);
   run();
-  self->receive([](pool::wake_up_atom) {});
-  self->send(pool, pool::give_me_work_atom_v);
-  run();
-  pool::work_record held;
-  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
-    held = std::move(x);
-  });
+  auto held = take_work(pool);
   self->send(pool, pool::submit_atom_v, 2);
   self->send(pool, pool::submit_atom_v, 3);
   run();

@@ -77,17 +77,9 @@ TEST_CASE_FIXTURE(deterministic,
                   "cancelling a running operation discards its result" *
                       doctest::timeout(30)) {
   auto pool = spawn(triple, 1);
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(pool, pool::join_pool_atom_v, me);
-  run();
+  join_as_worker(pool);
   auto id = enqueue(*this, pool, 7);
-  self->receive([](pool::wake_up_atom) {});
-  self->send(pool, pool::give_me_work_atom_v);
-  run();
-  pool::work_record held;
-  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
-    held = std::move(x);
-  });
+  auto held = take_work(pool);
   REQUIRE(held.id.operation == id);
   CHECK(!cancel(*this, pool, id));
   self->receive([&](pool::op_failed_atom, uint64_t op, caf::error& err) {

@@ -102,18 +102,10 @@ TEST_CASE_FIXTURE(deterministic,
           .attempt_timeout(5s));
   REQUIRE(pool);
   // The scoped actor joins as a worker that will be too slow.
-  auto me = caf::actor_cast<caf::actor>(self);
-  self->send(*pool, pool::join_pool_atom_v, me);
-  run();
+  join_as_worker(*pool);
   auto answer = self->request(*pool, caf::infinite, pool::submit_atom_v, 4);
   run();
-  self->receive([](pool::wake_up_atom) {});
-  self->send(*pool, pool::give_me_work_atom_v);
-  run();
-  pool::work_record held;
-  self->receive([&](pool::work_to_do_atom, pool::work_record& x) {
-    held = std::move(x);
-  });
+  auto held = take_work(*pool);
   CHECK(held.id.attempt == 1);
   // Nothing happens a tick before the timeout.
   CHECK(count(advance(5s - 1ns), "work_to_do") == 0);
