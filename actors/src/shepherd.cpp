@@ -103,7 +103,6 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       });
   return {
       // -- workers
-      // --------------------------------------------------------------
       [this](give_me_work_atom) {
         auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
         auto slot = find_worker(sender);
@@ -138,7 +137,6 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         refresh_counts();
       },
       // -- callers
-      // --------------------------------------------------------------
       [this](pool_stats_atom) {
         queue_exchange ex{queue_exchange::stats, {}, {}, {}, {}};
         ex.promise = self_->make_response_promise();
@@ -193,7 +191,6 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         return caf::unit;
       },
       // -- answers from the queue, matched to exchanges_ in order
-      // ---------------
       [this](queue_counts& counts) {
         auto ex = take_exchange(queue_exchange::count);
         if (!ex)
