@@ -74,5 +74,6 @@ TEST_CASE("failure-handling options are validated, naming the field" *
         "restart_intensity.max_restarts");
   CHECK(field_of(opts{}.restart_intensity(3, 0s)) ==
         "restart_intensity.window");
+  CHECK(field_of(opts{}.capacity(0)) == "capacity");
   CHECK(!opts{}.max_attempts(1).backoff(0s, 0s).validate());
 }

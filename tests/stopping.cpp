@@ -215,3 +215,58 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   CHECK(runs_after_caller_died(*this, false) == 1);
 }
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a full bounded queue rejects at once with the depth" *
+                      doctest::timeout(30)) {
+  auto pool = pool::spawn_pool(sys, triple,
+                               pool::pool_options{}.workers(1).capacity(2));
+  REQUIRE(pool);
+  run();
+  self->send(*pool, pool::submit_after_atom_v, caf::timespan{1h}, 1);
+  self->send(*pool, pool::submit_after_atom_v, caf::timespan{1h}, 2);
+  auto third = self->request(*pool, caf::infinite, pool::submit_atom_v, 3);
+  run();
+  REQUIRE(replies() == 1);
+  third.receive([](int) { FAIL("accepted beyond capacity"); },
+                [](caf::error& err) {
+                  CHECK(pool::is(err, pool::pool_errc::overloaded));
+                  CHECK(pool::describe(err) ==
+                        "pool.overloaded: queue depth 2: capacity 2");
+                });
+  auto st = stats_of(*pool);
+  CHECK(st.rejected == 1);
+  CHECK(st.submitted == 2);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "with wait_when_full, a submit is answered once there is "
+                  "room, and the waiting submits are capped" *
+                      doctest::timeout(30)) {
+  auto pool = pool::spawn_pool(
+      sys, triple,
+      pool::pool_options{}.workers(1).capacity(1).wait_when_full(1));
+  REQUIRE(pool);
+  run();
+  auto first = self->request(*pool, caf::infinite, pool::submit_after_atom_v,
+                             caf::timespan{1h}, 1);
+  auto parked = self->request(*pool, caf::infinite, pool::submit_atom_v, 2);
+  auto refused = self->request(*pool, caf::infinite, pool::submit_atom_v, 3);
+  run();
+  REQUIRE(replies() == 1); // only the refusal
+  refused.receive([](int) { FAIL("accepted"); },
+                  [](caf::error& err) {
+                    CHECK(pool::is(err, pool::pool_errc::overloaded));
+                  });
+  CHECK(stats_of(*pool).parked == 1);
+  advance(1h); // the first runs, making room for the parked one
+  REQUIRE(replies() == 2);
+  first.receive([](int y) { CHECK(y == 3); },
+                [](caf::error& err) { FAIL(pool::describe(err)); });
+  parked.receive([](int y) { CHECK(y == 6); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+  auto st = stats_of(*pool);
+  CHECK(st.parked == 0);
+  CHECK(st.completed == 2);
+  CHECK(st.rejected == 1);
+}

@@ -37,6 +37,7 @@ shepherd_state::~shepherd_state() {
                   [](const queue_exchange& ex) {
                     return ex.kind == queue_exchange::stats;
                   }) ||
+      !parked_.empty() ||
       std::any_of(operations_.begin(), operations_.end(),
                   [](const auto& kvp) { return !kvp.second.listener; });
   std::string why = "unreachable";
@@ -56,6 +57,8 @@ shepherd_state::~shepherd_state() {
   for (auto& ex : exchanges_)
     if (ex.kind == queue_exchange::stats)
       ex.promise.deliver(err);
+  for (auto& p : parked_)
+    p.promise.deliver(err);
   // No spawned worker and no queue outlives the shepherd.
   for (auto& kvp : workers_)
     if (!kvp.second.joined)
@@ -225,25 +228,63 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
                            to_string(payload));
   if (delay < caf::timespan::zero())
     return caf::make_error(pool_errc::invalid_delay, text_of(delay));
+  if (full()) {
+    auto depth = operations_.size() - busy_;
+    if (parked_.size() >= cfg_.options.max_parked()) {
+      ++totals_.rejected;
+      return caf::make_error(
+          pool_errc::overloaded, "queue depth " + std::to_string(depth),
+          "capacity " + std::to_string(*cfg_.options.capacity()));
+    }
+    parked_.push_back(parked_submit{std::move(payload), delay, tracked,
+                                    self_->current_sender(),
+                                    self_->make_response_promise()});
+    return caf::delegated<caf::message>{};
+  }
+  if (tracked)
+    return caf::make_message(
+        accept(std::move(payload), delay, self_->current_sender(), {}));
+  accept(std::move(payload), delay, nullptr, self_->make_response_promise());
+  return caf::delegated<caf::message>{};
+}
+
+uint64_t shepherd_state::accept(caf::message payload, caf::timespan delay,
+                                caf::strong_actor_ptr listener,
+                                caf::response_promise promise) {
   auto id = next_operation_++;
   ++totals_.submitted;
   auto t = now();
   auto& op = operations_[id];
   op.payload = std::move(payload);
   op.submitted_at = t;
-  if (cfg_.options.skip_orphaned() && self_->current_sender()) {
-    op.caller = self_->current_sender()->address();
+  auto caller = listener ? listener : promise.source();
+  if (cfg_.options.skip_orphaned() && caller) {
+    op.caller = caller->address();
     auto& watch = callers_[op.caller];
     if (watch.pending++ == 0)
-      self_->monitor(caf::actor_cast<caf::actor>(self_->current_sender()));
+      self_->monitor(caf::actor_cast<caf::actor>(caller));
   }
+  op.listener = std::move(listener);
+  op.promise = std::move(promise);
   add_work(attempt_id{id, 1}, t + delay);
-  if (tracked) {
-    op.listener = self_->current_sender();
-    return caf::make_message(id);
+  return id;
+}
+
+bool shepherd_state::full() const {
+  auto capacity = cfg_.options.capacity();
+  return capacity && operations_.size() - busy_ >= *capacity;
+}
+
+void shepherd_state::admit_parked() {
+  while (!parked_.empty() && !full()) {
+    auto p = std::move(parked_.front());
+    parked_.pop_front();
+    if (p.tracked)
+      p.promise.deliver(
+          accept(std::move(p.payload), p.delay, std::move(p.sender), {}));
+    else
+      accept(std::move(p.payload), p.delay, nullptr, std::move(p.promise));
   }
-  op.promise = self_->make_response_promise();
-  return caf::delegated<caf::message>{};
 }
 
 shepherd_state::time_point shepherd_state::now() const {
@@ -259,6 +300,7 @@ pool_stats shepherd_state::worker_stats() const {
   result.sleeping = sleeping_.size();
   result.joined = joined_;
   result.abandoned = abandoned_.size();
+  result.parked = parked_.size();
   result.queue_wait = summarize(queue_wait_);
   result.processing = summarize(processing_);
   return result;
@@ -716,6 +758,7 @@ bool shepherd_state::settle(uint64_t operation_id, Atom tag, Outcome outcome) {
     op->second.promise.deliver(std::move(outcome));
   release_caller(op->second);
   operations_.erase(op);
+  admit_parked();
   check_drained();
   return true;
 }
@@ -756,7 +799,8 @@ void shepherd_state::release_caller(const operation& op) {
 }
 
 void shepherd_state::check_drained() {
-  if (!draining_ || !operations_.empty() || drain_promises_.empty())
+  if (!draining_ || !operations_.empty() || !parked_.empty() ||
+      drain_promises_.empty())
     return;
   for (auto& rp : drain_promises_)
     rp.deliver(caf::unit);

@@ -41,6 +41,8 @@ std::string to_string(pool_errc x) {
       return "unknown_operation";
     case pool_errc::drain_deadline:
       return "drain_deadline";
+    case pool_errc::overloaded:
+      return "overloaded";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

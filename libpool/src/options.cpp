@@ -42,6 +42,8 @@ caf::error pool_options::validate() const {
     return bad("jitter", "must be between 0.0 and 1.0");
   if (attempt_timeout_ && *attempt_timeout_ <= caf::timespan::zero())
     return bad("attempt_timeout", "must be greater than zero");
+  if (capacity_ && *capacity_ == 0)
+    return bad("capacity", "must be at least 1");
   if (max_restarts_ <= 0)
     return bad("restart_intensity.max_restarts", "must be at least 1");
   if (restart_window_ <= caf::timespan::zero())

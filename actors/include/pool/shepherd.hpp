@@ -200,6 +200,18 @@ private:
   /// the operation for good with its history.
   void attempt_failed(const attempt_id& id, caf::error reason);
 
+  /// Creates the operation and enqueues its first attempt; the outcome goes
+  /// to `listener` if set, else to `promise`. Returns its id.
+  uint64_t accept(caf::message payload, caf::timespan delay,
+                  caf::strong_actor_ptr listener,
+                  caf::response_promise promise);
+
+  /// Whether a bounded queue has no room for another operation.
+  bool full() const;
+
+  /// Accepts parked submits while there is room.
+  void admit_parked();
+
   /// Delivers an operation's outcome (to its promise, or as `tag` to its
   /// listener) and forgets it. Returns false if it was not pending.
   template <class Atom, class Outcome>
@@ -254,6 +266,16 @@ private:
 
   /// Stops watching an operation's caller once it has nothing pending.
   void release_caller(const operation& op);
+
+  /// Submits waiting for room in a full queue, oldest first.
+  struct parked_submit {
+    caf::message payload;
+    caf::timespan delay;
+    bool tracked;
+    caf::strong_actor_ptr sender;
+    caf::response_promise promise;
+  };
+  std::deque<parked_submit> parked_;
 
   /// Set by `drain`: new submits are refused with `closed`.
   bool draining_ = false;

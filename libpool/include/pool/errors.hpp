@@ -56,6 +56,8 @@ enum class pool_errc : uint8_t {
   /// A drain's deadline passed before the operation finished.
   /// Context: (operation id).
   drain_deadline = 15,
+  /// The queue is at its capacity. Context: (depth, capacity).
+  overloaded = 16,
 };
 
 /// Thrown by a job to say that its worker's resource (a connection, a

@@ -160,6 +160,31 @@ public:
     return skip_orphaned_;
   }
 
+  /// Bounds the operations waiting for a worker (queued or delayed, not
+  /// counting those running). When full, a submit is rejected at once with
+  /// `pool_errc::overloaded`, or, after `wait_when_full(n)`, answered only
+  /// once there is room, with at most `n` submits waiting (beyond: rejected).
+  /// Default: unbounded.
+  pool_options& capacity(size_t n) {
+    capacity_ = n;
+    return *this;
+  }
+
+  std::optional<size_t> capacity() const noexcept {
+    return capacity_;
+  }
+
+  /// With a capacity: park up to `max_waiting` submits until there is room
+  /// instead of rejecting them. Default: reject (0 parked).
+  pool_options& wait_when_full(size_t max_waiting) {
+    max_parked_ = max_waiting;
+    return *this;
+  }
+
+  size_t max_parked() const noexcept {
+    return max_parked_;
+  }
+
   /// Returns an error of code `pool_errc::invalid_option` whose context names
   /// the bad field and says what is allowed; `caf::none` when all is well.
   caf::error validate() const;
@@ -179,6 +204,8 @@ private:
   int64_t max_restarts_ = 10;
   caf::timespan restart_window_ = std::chrono::seconds(10);
   bool skip_orphaned_ = false;
+  std::optional<size_t> capacity_;
+  size_t max_parked_ = 0;
 };
 
 } // namespace pool

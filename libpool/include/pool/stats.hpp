@@ -57,6 +57,10 @@ struct pool_stats {
   uint64_t completed = 0;
   /// Operations whose caller received a final error.
   uint64_t failed = 0;
+  /// Submits refused because the queue was at its capacity.
+  uint64_t rejected = 0;
+  /// Submits waiting for room in a full queue (`wait_when_full`).
+  uint64_t parked = 0;
   /// Operations cancelled by id.
   uint64_t cancelled = 0;
   /// Attempts that failed and were enqueued again.
@@ -83,9 +87,9 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
   return f(caf::meta::type_name("pool::pool_stats"), x.configured, x.workers,
            x.busy, x.busy_high, x.waiting, x.sleeping, x.joined, x.available,
            x.available_high, x.delayed, x.submitted, x.completed, x.failed,
-           x.cancelled, x.retried, x.timed_out, x.stale_replies,
-           x.worker_restarts, x.queue_restarts, x.abandoned, x.queue_wait,
-           x.processing);
+           x.rejected, x.parked, x.cancelled, x.retried, x.timed_out,
+           x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
+           x.queue_wait, x.processing);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.
