@@ -430,3 +430,42 @@ TEST_CASE("a dedicated worker stuck past the timeout is abandoned and "
   CHECK(st.stale_replies == 1);
   CHECK(st.completed == 1);
 }
+
+TEST_CASE("with every dedicated worker blocked, the shepherd still answers "
+          "stats and accepts submits" *
+          doctest::timeout(60)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto release = std::make_shared<std::promise<void>>();
+  auto released = release->get_future().share();
+  auto job = [released](int x) {
+    released.wait_for(30s);
+    return x;
+  };
+  auto pool = pool::spawn_pool(
+      sys, job,
+      pool::pool_options{}.workers(2).kind(pool::worker_kind::dedicated));
+  REQUIRE(pool);
+  std::vector<std::future<caf::expected<int>>> results;
+  for (int i = 0; i < 4; ++i)
+    results.push_back(pool::submit_future<int>(sys, *pool, i));
+  caf::scoped_actor self{sys};
+  auto stats = [&] { return pool::test::stats_now(self, *pool); };
+  for (int i = 0; i < 500 && stats().busy < 2; ++i)
+    self->receive(caf::after(10ms) >> [] {});
+  // Both workers are blocked in user code; the shepherd is not.
+  auto st = stats();
+  CHECK(st.busy == 2);
+  CHECK(st.available == 2);
+  auto accepted = self->request(*pool, 5s, pool::enqueue_atom_v, 99);
+  accepted.receive([](uint64_t id) { CHECK(id == 5); },
+                   [](caf::error& err) { FAIL(pool::describe(err)); });
+  CHECK(stats().available == 3);
+  release->set_value();
+  for (auto& f : results) {
+    REQUIRE(f.wait_for(10s) == std::future_status::ready);
+    CHECK(f.get());
+  }
+  self->receive([](pool::op_done_atom, uint64_t, caf::message&) {},
+                caf::after(10s) >> [] { FAIL("enqueued job did not finish"); });
+}
