@@ -17,10 +17,40 @@
 
 namespace pool {
 
+namespace detail {
+
+/// Validates `opts` and spawns a shepherd whose workers come from
+/// `spawn_worker` and whose input is `Args`.
+template <class Args>
+caf::expected<caf::actor>
+spawn_shepherd(caf::actor_system& sys, pool_options opts,
+               std::shared_ptr<work_store> store,
+               std::function<caf::actor(caf::actor_system&, bool)> spawn) {
+  if (auto err = opts.validate())
+    return err;
+  if (!store)
+    return caf::make_error(pool_errc::invalid_option, std::string{"store"},
+                           std::string{"must not be null"});
+  shepherd_config cfg;
+  cfg.store = std::move(store);
+  cfg.accepts = [](const caf::message& x) {
+    return payload_matches(x, Args{});
+  };
+  cfg.input_type = type_names(Args{});
+  auto dedicated = opts.kind() == worker_kind::dedicated;
+  cfg.spawn_worker = [spawn, dedicated](caf::actor_system& sys) {
+    return spawn(sys, dedicated);
+  };
+  cfg.options = std::move(opts);
+  return sys.spawn(shepherd, std::move(cfg));
+}
+
+} // namespace detail
+
 /// Spawns a pool running `fn` on every submitted operation, its queue over
-/// `store` (which outlives any one queue actor), and returns its
-/// handle: the shepherd, an ordinary `caf::actor` that may be passed in
-/// messages, monitored and linked. `fn` is `Out(In...)` or
+/// `store` (which outlives any one queue actor), and returns its handle: the
+/// shepherd, an ordinary `caf::actor` that may be passed in messages,
+/// monitored and linked. `fn` is `Out(In...)` or
 /// `caf::expected<Out>(In...)`; a thrown exception or a returned error is a
 /// failed attempt. Returns the validation error when `opts` is invalid.
 ///
@@ -34,26 +64,32 @@ template <class F>
 caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
                                      pool_options opts,
                                      std::shared_ptr<work_store> store) {
-  if (auto err = opts.validate())
-    return err;
-  if (!store)
-    return caf::make_error(pool_errc::invalid_option, std::string{"store"},
-                           std::string{"must not be null"});
-  using args = typename detail::job_traits<F>::args;
-  shepherd_config cfg;
-  cfg.store = std::move(store);
-  cfg.accepts = [](const caf::message& x) {
-    return detail::payload_matches(x, args{});
-  };
-  cfg.input_type = detail::type_names(args{});
-  auto dedicated = opts.kind() == worker_kind::dedicated;
-  cfg.spawn_worker = [fn, dedicated](caf::actor_system& sys) {
-    if (dedicated)
-      return sys.spawn<caf::detached>(worker_actor<F>, fn);
-    return sys.spawn(worker_actor<F>, fn);
-  };
-  cfg.options = std::move(opts);
-  return sys.spawn(shepherd, std::move(cfg));
+  return detail::spawn_shepherd<typename detail::job_traits<F>::args>(
+      sys, std::move(opts), std::move(store),
+      [fn](caf::actor_system& sys, bool dedicated) {
+        if (dedicated)
+          return sys.spawn<caf::detached>(worker_actor<F>, fn);
+        return sys.spawn(worker_actor<F>, fn);
+      });
+}
+
+/// Spawns a pool whose workers each own a resource (a connection, a licence
+/// seat): `make()` creates it when a worker starts, it is released when the
+/// worker stops, and jobs are `fn(resource&, in...)`. A job that throws
+/// `pool::resource_broken` retires its worker and resource; the replacement
+/// makes a fresh one. Otherwise as `spawn_pool`.
+template <class Factory, class F>
+caf::expected<caf::actor> spawn_resource_pool(
+    caf::actor_system& sys, Factory make, F fn, pool_options opts = {},
+    std::shared_ptr<work_store> store = std::make_shared<memory_store>()) {
+  return detail::spawn_shepherd<typename detail::resource_job_traits<F>::args>(
+      sys, std::move(opts), std::move(store),
+      [make, fn](caf::actor_system& sys, bool dedicated) {
+        if (dedicated)
+          return sys.spawn<caf::detached>(resource_worker_actor<Factory, F>,
+                                          make, fn);
+        return sys.spawn(resource_worker_actor<Factory, F>, make, fn);
+      });
 }
 
 /// As above, with the default in-memory store.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <exception>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -66,11 +67,20 @@ decltype(auto) call_with(F& fn, const caf::message& x,
   return fn(x.get_as<Ts>(Is)...);
 }
 
+/// Compile-time facts about a job `Out(R&, In...)` of a worker that owns
+/// a resource `R`: the inputs are the arguments after the first.
+template <class F>
+struct resource_job_traits : job_traits<F> {
+  using args =
+      typename caf::detail::tl_tail<typename job_traits<F>::args>::type;
+};
+
 /// Runs `fn` on the payload and packs the outcome for a status reply:
 /// a result message, or an error when the job threw or returned one.
-template <class F>
+/// `Traits` names the inputs and the result type of `fn`.
+template <class Traits, class F>
 caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
-  using traits = job_traits<F>;
+  using traits = Traits;
   using args = typename traits::args;
   if (!payload_matches(payload, args{}))
     return caf::make_error(pool_errc::wrong_input_type, type_names(args{}),
@@ -110,18 +120,18 @@ struct worker_state {
   caf::behavior waiting;
 };
 
-/// A worker running `fn` on each `work_to_do`. Starts sleeping; a
-/// `wake_up` makes it ask the sender (the shepherd) for work; a `wake_up`
-/// while waiting or working changes nothing. Replies go to whoever sent the
-/// work, so a worker needs no handle on its shepherd (and keeps none alive).
-template <class F>
-caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
+namespace detail {
+
+/// The worker state machine around `fn`, whose inputs and result `Traits`
+/// names. See `worker_actor`.
+template <class Traits, class F>
+caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F fn) {
   auto run = [self, fn](work_record& record) mutable {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
     self->state.phase = worker_phase::working;
     caf::expected<caf::message> outcome{caf::message{}};
     try {
-      outcome = detail::run_job(fn, record.payload);
+      outcome = run_job<Traits>(fn, record.payload);
     } catch (resource_broken& ex) {
       // Report the attempt, then stop: the shepherd replaces this worker.
       auto err =
@@ -162,6 +172,34 @@ caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
       },
   };
   return self->state.sleeping;
+}
+
+} // namespace detail
+
+/// A worker running `fn` on each `work_to_do`. Starts sleeping; a
+/// `wake_up` makes it ask the sender (the shepherd) for work; a `wake_up`
+/// while waiting or working changes nothing. Replies go to whoever sent the
+/// work, so a worker needs no handle on its shepherd (and keeps none alive).
+template <class F>
+caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
+  return detail::worker_behavior<detail::job_traits<F>>(self, std::move(fn));
+}
+
+/// A worker that owns a resource: `make()` creates it when the worker
+/// starts; it is released when the worker stops (its state is destroyed on
+/// exit). Each job is `fn(resource, in...)`. A job that throws
+/// `pool::resource_broken` stops the worker, releasing the resource; the
+/// shepherd's replacement makes a fresh one.
+template <class Factory, class F>
+caf::behavior resource_worker_actor(caf::stateful_actor<worker_state>* self,
+                                    Factory make, F fn) {
+  using resource_type = std::decay_t<decltype(make())>;
+  auto resource = std::make_shared<resource_type>(make());
+  auto bound = [resource, fn](auto&&... xs) mutable -> decltype(auto) {
+    return fn(*resource, std::forward<decltype(xs)>(xs)...);
+  };
+  return detail::worker_behavior<detail::resource_job_traits<F>>(
+      self, std::move(bound));
 }
 
 } // namespace pool
