@@ -115,7 +115,6 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           // Asked for more without reporting the attempt it holds.
           auto id = *slot->current;
           slot->current.reset();
-          set_phase(key_of(sender), *slot, worker_phase::waiting);
           attempt_failed(id, caf::make_error(pool_errc::job_failed,
                                              std::string{"worker asked for "
                                                          "work without "
@@ -157,20 +156,9 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           return err;
         return caf::unit;
       },
-      [this](drain_atom) -> caf::result<void> {
-        draining_ = true;
-        drain_promises_.push_back(self_->make_response_promise());
-        check_drained();
-        return caf::delegated<void>{};
-      },
+      [this](drain_atom) -> caf::result<void> { return drain(std::nullopt); },
       [this](drain_atom, caf::timespan deadline) -> caf::result<void> {
-        if (deadline < caf::timespan::zero())
-          return caf::make_error(pool_errc::invalid_delay, text_of(deadline));
-        draining_ = true;
-        drain_promises_.push_back(self_->make_response_promise());
-        self_->delayed_send(self_, deadline, drain_timer_atom_v);
-        check_drained();
-        return caf::delegated<void>{};
+        return drain(deadline);
       },
       [this](drain_timer_atom) {
         if (drain_promises_.empty())
@@ -257,12 +245,14 @@ uint64_t shepherd_state::accept(caf::message payload, caf::timespan delay,
   auto& op = operations_[id];
   op.payload = std::move(payload);
   op.submitted_at = t;
-  auto caller = listener ? listener : promise.source();
-  if (cfg_.options.skip_orphaned() && caller) {
-    op.caller = caller->address();
-    auto& watch = callers_[op.caller];
-    if (watch.pending++ == 0)
-      self_->monitor(caf::actor_cast<caf::actor>(caller));
+  if (cfg_.options.skip_orphaned()) {
+    const auto& caller = listener ? listener : promise.source();
+    if (caller) {
+      op.caller = caller->address();
+      auto& watch = callers_[op.caller];
+      if (watch.pending++ == 0)
+        self_->monitor(caf::actor_cast<caf::actor>(caller));
+    }
   }
   op.listener = std::move(listener);
   op.promise = std::move(promise);
@@ -679,20 +669,28 @@ void shepherd_state::on_attempt_timeout(const attempt_id& id) {
   if (slot == nullptr || slot->current != id)
     return;
   ++totals_.timed_out;
-  auto joined = slot->joined;
-  remove_worker(key);
-  if (!joined) {
+  if (!slot->joined) {
     // A job cannot be interrupted: the worker is abandoned and killed; a
     // dedicated worker stuck in user code keeps its thread until the job
     // returns. Its late reply is dropped as stale.
     abandoned_.emplace(key, worker);
     self_->send_exit(worker, caf::exit_reason::kill);
   }
-  attempt_failed(id, caf::make_error(pool_errc::timed_out,
-                                     text_of(*cfg_.options.attempt_timeout())));
+  worker_lost(key, caf::make_error(pool_errc::timed_out,
+                                   text_of(*cfg_.options.attempt_timeout())));
+}
+
+void shepherd_state::worker_lost(key_type key, caf::error reason) {
+  auto i = workers_.find(key);
+  auto joined = i->second.joined;
+  auto held = i->second.current;
+  remove_worker(key);
+  if (held)
+    attempt_failed(*held, std::move(reason));
   if (!joined && !replace_worker())
     return;
   check_resized();
+  // Work the departed worker was woken for must find another taker.
   refresh_counts();
 }
 
@@ -706,24 +704,9 @@ void shepherd_state::on_down(caf::down_msg& msg) {
   auto key = caf::actor_cast<key_type>(msg.source);
   if (abandoned_.erase(key) > 0)
     return;
-  auto i = workers_.find(key);
-  if (i == workers_.end())
-    return;
-  auto joined = i->second.joined;
-  auto held = i->second.current;
-  remove_worker(key);
-  if (held) {
-    auto op = operations_.find(held->operation);
-    if (op != operations_.end())
-      op->second.holder = nullptr;
-    attempt_failed(
-        *held, caf::make_error(pool_errc::worker_down, describe(msg.reason)));
-  }
-  if (!joined && !replace_worker())
-    return;
-  check_resized();
-  // Work the departed worker was woken for must find another taker.
-  refresh_counts();
+  if (workers_.count(key) > 0)
+    worker_lost(key,
+                caf::make_error(pool_errc::worker_down, describe(msg.reason)));
 }
 
 void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
@@ -796,6 +779,17 @@ void shepherd_state::release_caller(const operation& op) {
   if (!i->second.down)
     self_->demonitor(op.caller);
   callers_.erase(i);
+}
+
+caf::result<void> shepherd_state::drain(std::optional<caf::timespan> deadline) {
+  if (deadline && *deadline < caf::timespan::zero())
+    return caf::make_error(pool_errc::invalid_delay, text_of(*deadline));
+  draining_ = true;
+  drain_promises_.push_back(self_->make_response_promise());
+  if (deadline)
+    self_->delayed_send(self_, *deadline, drain_timer_atom_v);
+  check_drained();
+  return caf::delegated<void>{};
 }
 
 void shepherd_state::check_drained() {

@@ -196,6 +196,10 @@ private:
 
   void on_down(caf::down_msg& msg);
 
+  /// A worker left the pool (died or timed out): the attempt it held
+  /// fails, a local worker is replaced, its work finds another taker.
+  void worker_lost(key_type key, caf::error reason);
+
   /// Records a failed attempt; retries it after the backoff delay or fails
   /// the operation for good with its history.
   void attempt_failed(const attempt_id& id, caf::error reason);
@@ -222,6 +226,10 @@ private:
 
   /// Completes an operation with an error and forgets it.
   void fail(uint64_t operation_id, caf::error err);
+
+  /// Stops accepting; replies (and stops) once nothing is pending; with a
+  /// deadline, fails what is left when it passes.
+  caf::result<void> drain(std::optional<caf::timespan> deadline);
 
   /// Replies to drain requests and stops once nothing is pending.
   void check_drained();
