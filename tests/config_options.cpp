@@ -51,6 +51,29 @@ TEST_CASE("options come from caf-application.ini" * doctest::timeout(10)) {
   CHECK(opts->restart_window() == caf::timespan{60s});
 }
 
+TEST_CASE("monitoring, bounds and autoscaling come from the configuration" *
+          doctest::timeout(10)) {
+  auto opts =
+      parse({"--pool.capacity=100", "--pool.wait-when-full=10",
+             "--pool.overload-threshold=50", "--pool.overload-interval=5s",
+             "--pool.backlog-alarm=2s", "--pool.autoscale-min=2",
+             "--pool.autoscale-max=8", "--pool.autoscale-shrink-after=30s",
+             "--pool.name=orders"});
+  REQUIRE(opts);
+  CHECK(opts->capacity() == size_t{100});
+  CHECK(opts->max_parked() == 10);
+  CHECK(opts->overload_threshold() == size_t{50});
+  CHECK(opts->overload_interval() == caf::timespan{5s});
+  CHECK(opts->backlog_alarm() == caf::timespan{2s});
+  REQUIRE(opts->autoscale());
+  CHECK(opts->autoscale()->min == 2);
+  CHECK(opts->autoscale()->max == 8);
+  CHECK(opts->autoscale()->grow_after == caf::timespan{10s});
+  CHECK(opts->autoscale()->shrink_after == caf::timespan{30s});
+  CHECK(opts->workers() == 2);
+  CHECK(opts->name() == "orders");
+}
+
 TEST_CASE("nothing configured gives the defaults" * doctest::timeout(10)) {
   auto opts = parse({});
   REQUIRE(opts);
@@ -73,4 +96,14 @@ TEST_CASE("bad configured values are refused, naming the field" *
         std::string::npos);
   CHECK(field({"--pool.backoff-initial=5s", "--pool.backoff-max=1s"})
             .find("backoff.max") != std::string::npos);
+  CHECK(field({"--pool.capacity=0"}).find("capacity") != std::string::npos);
+  CHECK(field({"--pool.capacity=-5"}).find("capacity") != std::string::npos);
+  CHECK(field({"--pool.backlog-alarm=0s"}).find("backlog_alarm") !=
+        std::string::npos);
+  CHECK(field({"--pool.autoscale-min=4", "--pool.autoscale-max=2"})
+            .find("autoscale.min") != std::string::npos);
+  CHECK(field({"--pool.autoscale-min=2"}).find("autoscale") !=
+        std::string::npos);
+  CHECK(field({"--pool.overload-threshold=-1"}).find("overload_warning") !=
+        std::string::npos);
 }

@@ -4,6 +4,7 @@
 // `run()` executes every pending message one at a time and returns what was
 // delivered, in order, so tests can assert on the protocol itself.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,15 @@ struct deterministic {
   /// Plays the caller (and, where a test says so, a joined worker).
   caf::scoped_actor& self = *self_ptr;
 
+  /// While not empty, `run()` leaves actors of this name alone (e.g.
+  /// `"pool.worker"`): their messages wait, as if they were stuck in a job.
+  std::string frozen;
+
   /// Nothing runs by itself under the testing scheduler: drain every
   /// message and timer so that all actors can terminate before the actor
   /// system (which waits for them) is destroyed.
   ~deterministic() {
+    frozen.clear();
     drain();
     self_ptr.reset();
     drain();
@@ -60,10 +66,11 @@ struct deterministic {
     }
   }
 
-  /// Runs until no message is pending; returns every delivered message.
+  /// Runs until no message is pending (for actors that are not `frozen`);
+  /// returns every delivered message.
   std::vector<event> run() {
     std::vector<event> result;
-    while (sched.has_job()) {
+    while (next_runnable()) {
       auto& next = sched.next_job<caf::scheduled_actor>();
       if (auto ptr = next.mailbox().peek()) {
         event ev;
@@ -77,6 +84,21 @@ struct deterministic {
       sched.run_once();
     }
     return result;
+  }
+
+  /// Moves the first job of an actor that is not frozen to the front.
+  bool next_runnable() {
+    auto& jobs = sched.jobs;
+    auto i = std::find_if(jobs.begin(), jobs.end(), [&](caf::resumable* job) {
+      auto actor = dynamic_cast<caf::scheduled_actor*>(job);
+      return frozen.empty() || actor == nullptr || frozen != actor->name();
+    });
+    if (i == jobs.end())
+      return false;
+    auto job = *i;
+    jobs.erase(i);
+    jobs.push_front(job);
+    return true;
   }
 
   /// Advances simulated time by `d`, then runs; returns what was delivered.

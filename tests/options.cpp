@@ -77,3 +77,25 @@ TEST_CASE("failure-handling options are validated, naming the field" *
   CHECK(field_of(opts{}.capacity(0)) == "capacity");
   CHECK(!opts{}.max_attempts(1).backoff(0s, 0s).validate());
 }
+
+TEST_CASE("monitoring and autoscaling options are validated, naming the field" *
+          doctest::timeout(10)) {
+  using namespace std::chrono_literals;
+  using opts = pool::pool_options;
+  CHECK(field_of(opts{}.backlog_alarm(0s)) == "backlog_alarm");
+  CHECK(field_of(opts{}.backlog_alarm(-1s)) == "backlog_alarm");
+  CHECK(field_of(opts{}.overload_warning(0, 1s)) ==
+        "overload_warning.threshold");
+  CHECK(field_of(opts{}.overload_warning(10, 0s)) ==
+        "overload_warning.interval");
+  CHECK(field_of(opts{}.autoscale(5, 2, 1s, 1s)) == "autoscale.min");
+  CHECK(field_of(opts{}.autoscale(0, 2, 1s, 1s)) == "autoscale.min");
+  CHECK(field_of(opts{}.autoscale(1, 2, 0s, 1s)) == "autoscale.grow_after");
+  CHECK(field_of(opts{}.autoscale(1, 2, 1s, -1s)) == "autoscale.shrink_after");
+  CHECK(field_of(opts{}.workers(8).autoscale(1, 4, 1s, 1s)) == "workers");
+  // Without an explicit size, an autoscaled pool starts at its minimum.
+  auto scaled = opts{}.autoscale(2, 6, 1s, 1s);
+  CHECK(!scaled.validate());
+  CHECK(scaled.workers() == 2);
+  CHECK(!opts{}.backlog_alarm(1ms).overload_warning(1, 1ms).validate());
+}

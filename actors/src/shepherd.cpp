@@ -73,6 +73,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
   self_ = self;
   cfg_ = std::move(cfg);
   auto& opts = cfg_.options;
+  log_ = opts.log();
   auto seed = opts.seed() ? *opts.seed() : std::random_device{}();
   backoff_.emplace(opts.backoff_initial(), opts.backoff_max(),
                    opts.backoff_multiplier(), opts.jitter(), seed);
@@ -134,9 +135,16 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         on_attempt_timeout(id);
       },
       [this](due_timer_atom) {
-        if (timer_at_ && now() >= *timer_at_)
-          timer_at_.reset();
+        fired(timer_at_);
         refresh_counts();
+      },
+      [this](backlog_timer_atom) {
+        fired(backlog_timer_at_);
+        check_backlog();
+      },
+      [this](idle_timer_atom) {
+        fired(idle_timer_at_);
+        shrink_idle();
       },
       // -- callers
       [this](pool_stats_atom) {
@@ -145,7 +153,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         send_exchange(std::move(ex));
       },
       [this](resize_atom, uint64_t n) -> caf::result<void> {
-        if (auto err = resize(n))
+        if (auto err = resize_request(n))
           return err;
         resize_promises_.push_back(self_->make_response_promise());
         check_resized();
@@ -170,6 +178,12 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         for (auto id : left)
           fail(id, caf::make_error(pool_errc::drain_deadline, id));
       },
+      [this](subscribe_atom, caf::actor& who) -> caf::result<void> {
+        return subscribe(std::move(who), event_mask::all);
+      },
+      [this](subscribe_atom, caf::actor& who, uint32_t mask)
+          -> caf::result<void> { return subscribe(std::move(who), mask); },
+      [this](unsubscribe_atom, caf::actor& who) { unsubscribe(who.address()); },
       [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
         if (!worker)
           return caf::make_error(
@@ -195,8 +209,11 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         on_counts(counts);
       },
       [this](work_record& record) {
-        if (auto ex = take_exchange(queue_exchange::get))
+        if (auto ex = take_exchange(queue_exchange::get)) {
+          // The queue handed out one of its available entries.
+          set_available(available_ > 0 ? available_ - 1 : 0);
           dispatch(ex->worker, std::move(record));
+        }
       },
       [this](no_work_atom, caf::timespan wait) {
         if (auto ex = take_exchange(queue_exchange::get))
@@ -217,7 +234,7 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
   if (delay < caf::timespan::zero())
     return caf::make_error(pool_errc::invalid_delay, text_of(delay));
   if (full()) {
-    auto depth = operations_.size() - busy_;
+    auto depth = operations_.size() - in_flight_;
     if (parked_.size() >= cfg_.options.max_parked()) {
       ++totals_.rejected;
       return caf::make_error(
@@ -257,12 +274,13 @@ uint64_t shepherd_state::accept(caf::message payload, caf::timespan delay,
   op.listener = std::move(listener);
   op.promise = std::move(promise);
   add_work(attempt_id{id, 1}, t + delay);
+  check_overload();
   return id;
 }
 
 bool shepherd_state::full() const {
   auto capacity = cfg_.options.capacity();
-  return capacity && operations_.size() - busy_ >= *capacity;
+  return capacity && operations_.size() - in_flight_ >= *capacity;
 }
 
 void shepherd_state::admit_parked() {
@@ -291,6 +309,7 @@ pool_stats shepherd_state::worker_stats() const {
   result.joined = joined_;
   result.abandoned = abandoned_.size();
   result.parked = parked_.size();
+  result.backlog_alarm = alarm_;
   result.queue_wait = summarize(queue_wait_);
   result.processing = summarize(processing_);
   return result;
@@ -313,6 +332,7 @@ void shepherd_state::add_worker(caf::actor handle, bool joined) {
   slot.joined = joined;
   slot.phase = worker_phase::sleeping;
   sleeping_.push_back(key);
+  note_sleeping(slot);
 }
 
 void shepherd_state::remove_worker(key_type key) {
@@ -367,6 +387,8 @@ void shepherd_state::set_phase(key_type key, worker_slot& slot,
       break;
   }
   slot.phase = phase;
+  if (phase == worker_phase::sleeping)
+    note_sleeping(slot);
 }
 
 bool shepherd_state::note_restart() {
@@ -378,9 +400,11 @@ bool shepherd_state::note_restart() {
   auto limit = static_cast<size_t>(cfg_.options.max_restarts());
   if (restarts_.size() <= limit)
     return true;
-  self_->quit(caf::make_error(pool_errc::restart_intensity,
-                              "more than " + std::to_string(limit) +
-                                  " restarts within " + text_of(window)));
+  auto err = caf::make_error(pool_errc::restart_intensity,
+                             "more than " + std::to_string(limit) +
+                                 " restarts within " + text_of(window));
+  log(log_level::error, "giving up: " + describe(err));
+  self_->quit(std::move(err));
   return false;
 }
 
@@ -391,6 +415,12 @@ bool shepherd_state::replace_worker() {
     return false;
   ++totals_.worker_restarts;
   add_worker(cfg_.spawn_worker(self_->home_system()), false);
+  log(log_level::info, "worker restarted (" +
+                           std::to_string(totals_.worker_restarts) +
+                           " restarts so far)");
+  if (wants(event_kind::worker_restarted))
+    publish(
+        {event_kind::worker_restarted, 0, 0, totals_.worker_restarts, {}, {}});
   return true;
 }
 
@@ -438,8 +468,21 @@ caf::error shepherd_state::resize(size_t n) {
       }
     }
   }
+  log(log_level::info, "resized to " + std::to_string(n) + " workers");
+  if (wants(event_kind::resized))
+    publish({event_kind::resized, 0, 0, n, {}, {}});
   refresh_counts();
   return caf::none;
+}
+
+caf::error shepherd_state::resize_request(size_t n) {
+  if (auto& limits = cfg_.options.autoscale();
+      limits && (n < limits->min || n > limits->max))
+    return caf::make_error(
+        pool_errc::invalid_option, std::string{"workers"},
+        "must lie within autoscale.min (" + std::to_string(limits->min) +
+            ") and autoscale.max (" + std::to_string(limits->max) + ")");
+  return resize(n);
 }
 
 void shepherd_state::retire(key_type key) {
@@ -457,7 +500,7 @@ void shepherd_state::check_resized() {
 }
 
 void shepherd_state::on_counts(const queue_counts& counts) {
-  totals_.available_high = std::max(totals_.available_high, counts.available);
+  set_available(counts.available);
   auto unclaimed =
       counts.available > waiting_ ? counts.available - waiting_ : size_t{0};
   auto n = std::min(unclaimed, sleeping_.size());
@@ -502,6 +545,7 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
   }
   slot->current = record.id;
   op->second.holder = worker;
+  ++in_flight_;
   auto t = now();
   queue_wait_.record(t - op->second.due);
   op->second.dispatched_at = t;
@@ -525,11 +569,194 @@ void shepherd_state::put_to_sleep(const caf::actor& worker,
 }
 
 void shepherd_state::arm_timer(caf::timespan wait) {
-  auto deadline = now() + wait;
-  if (timer_at_ && *timer_at_ <= deadline)
+  arm(timer_at_, now() + wait, due_timer_atom_v);
+}
+
+template <class Atom>
+void shepherd_state::arm(std::optional<time_point>& at, time_point deadline,
+                         Atom tag) {
+  if (at && *at <= deadline)
     return;
-  timer_at_ = deadline;
-  self_->delayed_send(self_, wait, due_timer_atom_v);
+  at = deadline;
+  self_->delayed_send(self_, deadline - now(), tag);
+}
+
+void shepherd_state::fired(std::optional<time_point>& at) {
+  if (at && now() >= *at)
+    at.reset();
+}
+
+// -- monitoring ---------------------------------------------------------------
+
+void shepherd_state::log(log_level level, const std::string& text) {
+  if (log_)
+    log_(level, cfg_.options.name(), text);
+}
+
+void shepherd_state::publish(pool_event ev) {
+  auto bit = event_bit(ev.kind);
+  for (auto& sub : subscribers_)
+    if ((sub.mask & bit) != 0)
+      self_->send(sub.handle, ev);
+}
+
+caf::error shepherd_state::subscribe(caf::actor who, uint32_t mask) {
+  if (!who)
+    return caf::make_error(pool_errc::unexpected_message,
+                           std::string{"pool_sub with an invalid actor"});
+  if (mask == 0 || (mask & ~event_mask::all) != 0)
+    return caf::make_error(pool_errc::invalid_option, std::string{"mask"},
+                           "must name at least one event kind and no "
+                           "unknown ones (mask " +
+                               std::to_string(mask) + ")");
+  auto i = std::find_if(subscribers_.begin(), subscribers_.end(),
+                        [&](const subscriber& x) { return x.handle == who; });
+  if (i != subscribers_.end()) {
+    i->mask = mask;
+  } else {
+    self_->monitor(who);
+    subscribers_.push_back(subscriber{std::move(who), mask});
+  }
+  subscribed_kinds_ = 0;
+  for (auto& sub : subscribers_)
+    subscribed_kinds_ |= sub.mask;
+  return caf::none;
+}
+
+void shepherd_state::unsubscribe(const caf::actor_addr& who) {
+  auto i = std::remove_if(
+      subscribers_.begin(), subscribers_.end(),
+      [&](const subscriber& x) { return x.handle.address() == who; });
+  if (i == subscribers_.end())
+    return;
+  subscribers_.erase(i, subscribers_.end());
+  subscribed_kinds_ = 0;
+  for (auto& sub : subscribers_)
+    subscribed_kinds_ |= sub.mask;
+}
+
+void shepherd_state::set_available(uint64_t n) {
+  available_ = n;
+  totals_.available_high = std::max(totals_.available_high, n);
+  if (cfg_.options.backlog_alarm() || cfg_.options.autoscale())
+    check_backlog();
+}
+
+void shepherd_state::check_backlog() {
+  auto& opts = cfg_.options;
+  auto n = workers_.size();
+  if (available_ < n) {
+    backlog_since_.reset();
+    grow_since_.reset();
+    if (alarm_) {
+      alarm_ = false;
+      log(log_level::info,
+          "backlog alarm cleared: " + std::to_string(available_) +
+              " operations available, " + std::to_string(n) + " workers");
+      if (wants(event_kind::alarm_cleared))
+        publish({event_kind::alarm_cleared, 0, 0, available_, {}, {}});
+    }
+    return;
+  }
+  if (available_ == n)
+    return; // Neither above nor below: the condition keeps its state.
+  auto t = now();
+  if (!backlog_since_)
+    backlog_since_ = t;
+  if (!grow_since_)
+    grow_since_ = t;
+  if (auto after = opts.backlog_alarm(); after && !alarm_) {
+    if (t - *backlog_since_ >= *after) {
+      alarm_ = true;
+      ++totals_.alarms_raised;
+      log(log_level::warning, "backlog alarm: " + std::to_string(available_) +
+                                  " operations available for more than " +
+                                  text_of(*after) + " with " +
+                                  std::to_string(n) + " workers");
+      if (wants(event_kind::alarm_raised))
+        publish({event_kind::alarm_raised, 0, 0, available_, {}, {}});
+    } else {
+      arm(backlog_timer_at_, *backlog_since_ + *after, backlog_timer_atom_v);
+    }
+  }
+  if (auto& limits = opts.autoscale(); limits && configured_ < limits->max) {
+    if (t - *grow_since_ >= limits->grow_after) {
+      // Double, but not beyond the backlog or the maximum.
+      auto target = std::min<uint64_t>(2 * configured_, available_);
+      target = std::max<uint64_t>(target, configured_ + 1);
+      target = std::min<uint64_t>(target, limits->max);
+      grow_since_ = t;
+      log(log_level::info,
+          "autoscale: growing to " + std::to_string(target) + " workers");
+      resize(static_cast<size_t>(target));
+    } else {
+      arm(backlog_timer_at_, *grow_since_ + limits->grow_after,
+          backlog_timer_atom_v);
+    }
+  }
+}
+
+void shepherd_state::check_overload() {
+  auto waiting = operations_.size() - in_flight_ + parked_.size();
+  totals_.waiting_high = std::max<uint64_t>(totals_.waiting_high, waiting);
+  auto threshold =
+      cfg_.options.overload_threshold().value_or(100 * configured_);
+  if (waiting <= threshold)
+    return;
+  auto t = now();
+  if (last_overload_ && t - *last_overload_ < cfg_.options.overload_interval())
+    return;
+  last_overload_ = t;
+  ++totals_.overload_warnings;
+  log(log_level::warning, "overloaded: " + std::to_string(waiting) +
+                              " operations waiting, threshold " +
+                              std::to_string(threshold) + " with " +
+                              std::to_string(configured_) + " workers");
+  if (wants(event_kind::overload))
+    publish({event_kind::overload, 0, 0, waiting, {}, {}});
+}
+
+void shepherd_state::note_sleeping(worker_slot& slot) {
+  slot.slept_at = now();
+  auto& limits = cfg_.options.autoscale();
+  if (limits && !slot.joined && configured_ > limits->min)
+    arm(idle_timer_at_, slot.slept_at + limits->shrink_after,
+        idle_timer_atom_v);
+}
+
+void shepherd_state::shrink_idle() {
+  auto& limits = cfg_.options.autoscale();
+  if (!limits || configured_ <= limits->min || draining_)
+    return;
+  auto t = now();
+  size_t idle = 0;
+  std::optional<time_point> next; // When the next sleeper becomes idle.
+  for (auto key : sleeping_) {
+    auto& slot = workers_[key];
+    if (slot.joined)
+      continue;
+    if (t - slot.slept_at >= limits->shrink_after)
+      ++idle;
+    else if (!next || slot.slept_at < *next)
+      next = slot.slept_at;
+  }
+  auto surplus = std::min(idle, configured_ - limits->min);
+  if (surplus > 0) {
+    // `resize` stops the longest-sleeping workers first: exactly these.
+    log(log_level::info,
+        "autoscale: shrinking to " + std::to_string(configured_ - surplus) +
+            " workers (idle for " + text_of(limits->shrink_after) + ")");
+    resize(configured_ - surplus);
+  }
+  if (next && configured_ > limits->min)
+    arm(idle_timer_at_, *next + limits->shrink_after, idle_timer_atom_v);
+}
+
+void shepherd_state::release_holder(operation& op) {
+  if (op.holder) {
+    op.holder = nullptr;
+    --in_flight_;
+  }
 }
 
 // -- queue exchanges ----------------------------------------------------------
@@ -649,7 +876,7 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     ++totals_.stale_replies;
     return;
   }
-  op->second.holder = nullptr;
+  release_holder(op->second);
   processing_.record(now() - op->second.dispatched_at);
   if (result != nullptr) {
     complete(id.operation, std::move(*result));
@@ -696,9 +923,12 @@ void shepherd_state::worker_lost(key_type key, caf::error reason) {
 
 void shepherd_state::on_down(caf::down_msg& msg) {
   if (msg.source == queue_.address()) {
+    log(log_level::warning,
+        "queue terminated (" + describe(msg.reason) + "), restarting it");
     restart_queue();
     return;
   }
+  unsubscribe(msg.source); // (It may be a worker or a caller, too.)
   if (auto watch = callers_.find(msg.source); watch != callers_.end())
     watch->second.down = true; // (It may be a worker, too.)
   auto key = caf::actor_cast<key_type>(msg.source);
@@ -714,12 +944,19 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
   if (i == operations_.end() || i->second.attempt != id.attempt)
     return;
   auto& op = i->second;
-  op.holder = nullptr;
+  release_holder(op);
   auto t = now();
   op.history.push_back(
       attempt_failure{id.attempt, t - op.submitted_at, std::move(reason)});
   if (id.attempt < cfg_.options.max_attempts()) {
     ++totals_.retried;
+    if (wants(event_kind::retried))
+      publish({event_kind::retried,
+               id.operation,
+               id.attempt,
+               0,
+               {},
+               op.history.back().reason});
     op.attempt = id.attempt + 1;
     add_work(attempt_id{id.operation, op.attempt},
              t + backoff_->next(id.attempt));
@@ -740,6 +977,7 @@ bool shepherd_state::settle(uint64_t operation_id, Atom tag, Outcome outcome) {
   else
     op->second.promise.deliver(std::move(outcome));
   release_caller(op->second);
+  release_holder(op->second);
   operations_.erase(op);
   admit_parked();
   check_drained();
@@ -747,12 +985,16 @@ bool shepherd_state::settle(uint64_t operation_id, Atom tag, Outcome outcome) {
 }
 
 void shepherd_state::complete(uint64_t operation_id, caf::message result) {
+  if (wants(event_kind::completed) && operations_.count(operation_id) > 0)
+    publish({event_kind::completed, operation_id, 0, 0, result, {}});
   if (settle(operation_id, op_done_atom_v, std::move(result)))
     ++totals_.completed;
 }
 
 void shepherd_state::fail(uint64_t operation_id, caf::error err) {
   auto cancelled = is(err, pool_errc::cancelled);
+  if (wants(event_kind::failed) && operations_.count(operation_id) > 0)
+    publish({event_kind::failed, operation_id, 0, 0, {}, err});
   if (settle(operation_id, op_failed_atom_v, std::move(err)))
     ++(cancelled ? totals_.cancelled : totals_.failed);
 }

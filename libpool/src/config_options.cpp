@@ -21,7 +21,22 @@ void declare_options(caf::config_option_set& options,
       .add<caf::timespan>("attempt-timeout", "longest time one attempt may run")
       .add<int64_t>("max-restarts", "restarts allowed within restart-window")
       .add<caf::timespan>("restart-window", "window of the restart intensity")
-      .add<bool>("skip-orphaned", "do not start work of terminated callers");
+      .add<bool>("skip-orphaned", "do not start work of terminated callers")
+      .add<std::string>("name", "name of the pool in log lines")
+      .add<int64_t>("capacity", "most operations waiting for a worker")
+      .add<int64_t>("wait-when-full", "submits that may wait for room")
+      .add<int64_t>("overload-threshold",
+                    "waiting operations that trigger the overload warning")
+      .add<caf::timespan>("overload-interval",
+                          "least time between two overload warnings")
+      .add<caf::timespan>("backlog-alarm",
+                          "how long a backlog may last before the alarm")
+      .add<int64_t>("autoscale-min", "autoscaling: fewest workers")
+      .add<int64_t>("autoscale-max", "autoscaling: most workers")
+      .add<caf::timespan>("autoscale-grow-after",
+                          "autoscaling: backlog time before growing")
+      .add<caf::timespan>("autoscale-shrink-after",
+                          "autoscaling: idle time before a worker stops");
 }
 
 caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
@@ -59,6 +74,55 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
       caf::get_or(cfg, key("restart-window"), opts.restart_window()));
   if (auto x = caf::get_if<bool>(&cfg, key("skip-orphaned")))
     opts.skip_orphaned(*x);
+  if (auto x = caf::get_if<std::string>(&cfg, key("name")))
+    opts.name(*x);
+  // Counts: negative numbers are refused here, not wrapped around.
+  auto count = [&](const char* name, const char* field,
+                   int64_t min) -> caf::expected<std::optional<size_t>> {
+    auto x = caf::get_if<int64_t>(&cfg, key(name));
+    if (!x)
+      return std::optional<size_t>{};
+    if (*x < min)
+      return bad(field,
+                 min == 0 ? "must not be negative" : "must be at least 1");
+    return std::optional<size_t>{static_cast<size_t>(*x)};
+  };
+  auto capacity = count("capacity", "capacity", 1);
+  if (!capacity)
+    return std::move(capacity.error());
+  if (*capacity)
+    opts.capacity(**capacity);
+  auto parked = count("wait-when-full", "wait_when_full", 0);
+  if (!parked)
+    return std::move(parked.error());
+  if (*parked)
+    opts.wait_when_full(**parked);
+  auto threshold = count("overload-threshold", "overload_warning.threshold", 1);
+  if (!threshold)
+    return std::move(threshold.error());
+  auto interval =
+      caf::get_or(cfg, key("overload-interval"), opts.overload_interval());
+  if (*threshold)
+    opts.overload_warning(**threshold, interval);
+  else
+    opts.overload_interval(interval);
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("backlog-alarm")))
+    opts.backlog_alarm(*x);
+  auto scale_min = count("autoscale-min", "autoscale.min", 0);
+  if (!scale_min)
+    return std::move(scale_min.error());
+  auto scale_max = count("autoscale-max", "autoscale.max", 0);
+  if (!scale_max)
+    return std::move(scale_max.error());
+  if (*scale_min || *scale_max) {
+    if (!*scale_min || !*scale_max)
+      return bad("autoscale", "needs both autoscale-min and autoscale-max");
+    opts.autoscale(**scale_min, **scale_max,
+                   caf::get_or(cfg, key("autoscale-grow-after"),
+                               caf::timespan{std::chrono::seconds(10)}),
+                   caf::get_or(cfg, key("autoscale-shrink-after"),
+                               caf::timespan{std::chrono::seconds(60)}));
+  }
   if (auto err = opts.validate())
     return err;
   return opts;

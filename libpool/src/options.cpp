@@ -16,6 +16,8 @@ size_t default_dedicated_workers() {
 }
 
 size_t pool_options::workers() const noexcept {
+  if (!workers_set_ && autoscale_)
+    return autoscale_->min;
   if (!workers_set_ && kind_ == worker_kind::dedicated)
     return default_dedicated_workers();
   return workers_;
@@ -26,6 +28,16 @@ caf::error pool_options::validate() const {
     return caf::make_error(pool_errc::invalid_option, std::string{field},
                            std::string{why});
   };
+  if (autoscale_) {
+    if (autoscale_->min == 0)
+      return bad("autoscale.min", "must be at least 1");
+    if (autoscale_->min > autoscale_->max)
+      return bad("autoscale.min", "must not exceed autoscale.max");
+    if (autoscale_->grow_after <= caf::timespan::zero())
+      return bad("autoscale.grow_after", "must be greater than zero");
+    if (autoscale_->shrink_after <= caf::timespan::zero())
+      return bad("autoscale.shrink_after", "must be greater than zero");
+  }
   if (workers() == 0)
     return bad("workers", "must be at least 1");
   if (name_.empty())
@@ -48,7 +60,20 @@ caf::error pool_options::validate() const {
     return bad("restart_intensity.max_restarts", "must be at least 1");
   if (restart_window_ <= caf::timespan::zero())
     return bad("restart_intensity.window", "must be greater than zero");
+  if (overload_threshold_ && *overload_threshold_ == 0)
+    return bad("overload_warning.threshold", "must be at least 1");
+  if (overload_interval_ <= caf::timespan::zero())
+    return bad("overload_warning.interval", "must be greater than zero");
+  if (backlog_alarm_ && *backlog_alarm_ <= caf::timespan::zero())
+    return bad("backlog_alarm", "must be greater than zero");
+  if (autoscale_ &&
+      (workers() < autoscale_->min || workers() > autoscale_->max))
+    return bad("workers", "must lie within autoscale.min and autoscale.max");
   return caf::none;
+}
+
+log_hook pool_options::log() const {
+  return log_ ? log_ : default_log_hook();
 }
 
 } // namespace pool

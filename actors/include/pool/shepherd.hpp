@@ -16,7 +16,9 @@
 #include <caf/stateful_actor.hpp>
 
 #include "pool/backoff.hpp"
+#include "pool/events.hpp"
 #include "pool/histogram.hpp"
+#include "pool/log.hpp"
 #include "pool/options.hpp"
 #include "pool/protocol.hpp"
 #include "pool/work_store.hpp"
@@ -48,6 +50,8 @@ struct worker_slot {
   bool joined = false;
   /// Surplus after a shrink: stops once its current attempt is reported.
   bool retiring = false;
+  /// When the worker last went to sleep (for autoscaling).
+  caf::actor_clock::time_point slept_at;
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
@@ -162,6 +166,54 @@ private:
   void put_to_sleep(const caf::actor& worker, caf::timespan wait);
 
   void arm_timer(caf::timespan wait);
+
+  /// Arms the timer whose armed deadline is kept in `at` to send `tag` at
+  /// `deadline`, unless it is already armed to fire no later.
+  template <class Atom>
+  void arm(std::optional<time_point>& at, time_point deadline, Atom tag);
+
+  /// Clears a timer's armed deadline once it has passed.
+  void fired(std::optional<time_point>& at);
+
+  /// Grows or shrinks to `n` local workers on request; refuses sizes
+  /// outside the autoscale limits.
+  caf::error resize_request(size_t n);
+
+  // -- monitoring -------------------------------------------------------------
+
+  void log(log_level level, const std::string& text);
+
+  /// Whether any subscriber wants events of `kind`.
+  bool wants(event_kind kind) const noexcept {
+    return (subscribed_kinds_ & event_bit(kind)) != 0;
+  }
+
+  /// Sends `ev` to every subscriber that wants its kind.
+  void publish(pool_event ev);
+
+  caf::error subscribe(caf::actor who, uint32_t mask);
+
+  void unsubscribe(const caf::actor_addr& who);
+
+  /// Records the queue's count of available entries and checks the backlog
+  /// condition (available > workers) for the alarm and for autoscaling.
+  void set_available(uint64_t n);
+
+  void check_backlog();
+
+  /// Logs the overload warning (and sends its event) when more operations
+  /// wait than the threshold, at most once per interval.
+  void check_overload();
+
+  /// Notes that a worker fell asleep; arms the autoscale idle timer.
+  void note_sleeping(worker_slot& slot);
+
+  /// Stops local workers that slept for `shrink_after`, down to the
+  /// autoscale minimum.
+  void shrink_idle();
+
+  /// Marks an operation as no longer held by a worker.
+  void release_holder(operation& op);
 
   // -- queue exchanges --------------------------------------------------------
 
@@ -284,6 +336,26 @@ private:
     caf::response_promise promise;
   };
   std::deque<parked_submit> parked_;
+
+  log_hook log_;
+  struct subscriber {
+    caf::actor handle;
+    uint32_t mask;
+  };
+  std::vector<subscriber> subscribers_;
+  /// Union of the subscribers' masks.
+  uint32_t subscribed_kinds_ = 0;
+  /// Entries available in the queue, as of the queue's last answer.
+  uint64_t available_ = 0;
+  /// Operations held by a worker (dispatched, not yet reported).
+  size_t in_flight_ = 0;
+  /// Since when available > workers; restarted by each autoscale growth.
+  std::optional<time_point> backlog_since_;
+  std::optional<time_point> grow_since_;
+  bool alarm_ = false;
+  std::optional<time_point> backlog_timer_at_;
+  std::optional<time_point> idle_timer_at_;
+  std::optional<time_point> last_overload_;
 
   /// Set by `drain`: new submits are refused with `closed`.
   bool draining_ = false;

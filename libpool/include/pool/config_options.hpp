@@ -24,6 +24,12 @@ namespace pool {
 /// | `attempt-timeout` | timespan | none |
 /// | `max-restarts`, `restart-window` | integer, timespan | 10, 10s |
 /// | `skip-orphaned` | boolean | false |
+/// | `name` | string | `pool` |
+/// | `capacity`, `wait-when-full` | integer | unbounded, 0 |
+/// | `overload-threshold`, `overload-interval` | integer, timespan | 100 ×
+/// workers, 60s | | `backlog-alarm` | timespan | off | | `autoscale-min`,
+/// `autoscale-max` | integer | off (set both) | | `autoscale-grow-after`,
+/// `autoscale-shrink-after` | timespan | 10s, 60s |
 void declare_options(caf::config_option_set& options,
                      caf::string_view category = "pool");
 

@@ -10,6 +10,8 @@
 
 #include <caf/error.hpp>
 
+#include "pool/log.hpp"
+
 namespace pool {
 
 /// How a pool's workers are scheduled.
@@ -35,7 +37,7 @@ class pool_options {
 public:
   /// Number of workers (resource instances). Default: 4 for cooperative
   /// pools; `default_dedicated_workers()` when `kind(dedicated)` is chosen
-  /// and no count was set.
+  /// and no count was set; the autoscale minimum with `autoscale`.
   pool_options& workers(size_t n) {
     workers_ = n;
     workers_set_ = true;
@@ -185,6 +187,76 @@ public:
     return max_parked_;
   }
 
+  /// Logs a warning when more than `threshold` operations wait for a
+  /// worker (queued or delayed, not running), at most once per `interval`;
+  /// subscribers also get an `overload` event. Default: 100 × workers, 60 s.
+  pool_options& overload_warning(size_t threshold, caf::timespan interval) {
+    overload_threshold_ = threshold;
+    overload_interval_ = interval;
+    return *this;
+  }
+
+  /// Sets only the least time between two overload warnings.
+  pool_options& overload_interval(caf::timespan interval) {
+    overload_interval_ = interval;
+    return *this;
+  }
+
+  /// The explicit threshold, if one was set (else 100 × workers applies).
+  std::optional<size_t> overload_threshold() const noexcept {
+    return overload_threshold_;
+  }
+
+  caf::timespan overload_interval() const noexcept {
+    return overload_interval_;
+  }
+
+  /// Raises the backlog alarm when the operations available now stay above
+  /// the number of workers for longer than `after`; it clears once they
+  /// drop below. Raising and clearing are logged and sent as events.
+  /// Default: off.
+  pool_options& backlog_alarm(caf::timespan after) {
+    backlog_alarm_ = after;
+    return *this;
+  }
+
+  std::optional<caf::timespan> backlog_alarm() const noexcept {
+    return backlog_alarm_;
+  }
+
+  /// Autoscaling limits, when enabled.
+  struct autoscale_limits {
+    size_t min;
+    size_t max;
+    caf::timespan grow_after;
+    caf::timespan shrink_after;
+  };
+
+  /// Autoscaling between `min` and `max` local workers: when the backlog
+  /// condition (available > workers) persists for `grow_after`, the pool
+  /// grows (doubling, at most to the backlog and to `max`); a worker that
+  /// sleeps for `shrink_after` stops, down to `min`. `workers()` is the
+  /// starting size and must lie within [min, max]. Default: off.
+  pool_options& autoscale(size_t min, size_t max, caf::timespan grow_after,
+                          caf::timespan shrink_after) {
+    autoscale_ = autoscale_limits{min, max, grow_after, shrink_after};
+    return *this;
+  }
+
+  const std::optional<autoscale_limits>& autoscale() const noexcept {
+    return autoscale_;
+  }
+
+  /// Where the pool's log lines go. Default: `default_log_hook()` (spdlog's
+  /// logger `"pool"`, stderr).
+  pool_options& log(log_hook hook) {
+    log_ = std::move(hook);
+    return *this;
+  }
+
+  /// The hook set with `log`, or the default one.
+  log_hook log() const;
+
   /// Returns an error of code `pool_errc::invalid_option` whose context names
   /// the bad field and says what is allowed; `caf::none` when all is well.
   caf::error validate() const;
@@ -206,6 +278,11 @@ private:
   bool skip_orphaned_ = false;
   std::optional<size_t> capacity_;
   size_t max_parked_ = 0;
+  std::optional<size_t> overload_threshold_;
+  caf::timespan overload_interval_ = std::chrono::seconds(60);
+  std::optional<caf::timespan> backlog_alarm_;
+  std::optional<autoscale_limits> autoscale_;
+  log_hook log_;
 };
 
 } // namespace pool

@@ -76,6 +76,15 @@ struct pool_stats {
   /// Workers replaced after a timeout that have not terminated yet (a
   /// dedicated worker stuck in user code keeps its thread until it returns).
   uint64_t abandoned = 0;
+  /// Whether the backlog alarm is raised now (see `backlog_alarm`).
+  bool backlog_alarm = false;
+  /// Times the backlog alarm was raised.
+  uint64_t alarms_raised = 0;
+  /// Overload warnings logged (at most one per overload interval).
+  uint64_t overload_warnings = 0;
+  /// Highest number of operations waiting for a worker (queued, delayed or
+  /// parked; not running).
+  uint64_t waiting_high = 0;
   /// From an attempt's due time to its dispatch to a worker.
   latency_summary queue_wait;
   /// From dispatch to the worker's status reply.
@@ -89,7 +98,8 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.available_high, x.delayed, x.submitted, x.completed, x.failed,
            x.rejected, x.parked, x.cancelled, x.retried, x.timed_out,
            x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
-           x.queue_wait, x.processing);
+           x.backlog_alarm, x.alarms_raised, x.overload_warnings,
+           x.waiting_high, x.queue_wait, x.processing);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.

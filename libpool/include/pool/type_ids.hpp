@@ -8,6 +8,7 @@
 
 #include <caf/type_id.hpp>
 
+#include "pool/events.hpp"
 #include "pool/stats.hpp"
 #include "pool/work_record.hpp"
 
@@ -22,6 +23,7 @@ CAF_ADD_TYPE_ID(pool, (pool::pool_stats))
 CAF_ADD_TYPE_ID(pool, (pool::latency_summary))
 CAF_ADD_TYPE_ID(pool, (pool::attempt_failure))
 CAF_ADD_TYPE_ID(pool, (std::vector<pool::attempt_failure>))
+CAF_ADD_TYPE_ID(pool, (pool::pool_event))
 
 // -- callers -> shepherd ----------------------------------------------------
 
@@ -48,6 +50,13 @@ CAF_ADD_ATOM(pool, pool, cancel_op_atom, "cancel_op")
 CAF_ADD_ATOM(pool, pool, resize_atom, "resize")
 /// `(drain)` or `(drain, timespan deadline)`: finish all, then stop.
 CAF_ADD_ATOM(pool, pool, drain_atom, "drain")
+
+/// `(pool_sub, actor)` or `(pool_sub, actor, uint32_t mask)`: sends
+/// `pool_event`s of the kinds in `mask` (default: all) to the actor until it
+/// unsubscribes or terminates.
+CAF_ADD_ATOM(pool, pool, subscribe_atom, "pool_sub")
+/// `(pool_unsub, actor)`: stops sending events to the actor.
+CAF_ADD_ATOM(pool, pool, unsubscribe_atom, "pool_unsub")
 
 // -- shepherd <-> queue -----------------------------------------------------
 
@@ -85,5 +94,9 @@ CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
 CAF_ADD_ATOM(pool, pool, attempt_timeout_atom, "att_timer")
 /// Timer: a drain's deadline passed.
 CAF_ADD_ATOM(pool, pool, drain_timer_atom, "drain_tmr")
+/// Timer: the backlog condition may have persisted long enough.
+CAF_ADD_ATOM(pool, pool, backlog_timer_atom, "bklg_tmr")
+/// Timer: a sleeping worker may have been idle long enough to stop.
+CAF_ADD_ATOM(pool, pool, idle_timer_atom, "idle_tmr")
 
 CAF_END_TYPE_ID_BLOCK(pool)
