@@ -145,6 +145,24 @@ struct deterministic {
     return result;
   }
 
+  /// Sends `msg` to `dest` as a request, runs, and returns the error of
+  /// the reply: `caf::none` for an empty reply. An error reply without a
+  /// code is reported as `sec::unexpected_response`, not as success.
+  /// Messages the request caused to the scoped actor before the reply (e.g.
+  /// `op_failed` of a cancelled operation) stay in its mailbox.
+  caf::error ask(const caf::actor& dest, caf::message msg) {
+    caf::error result;
+    auto answer = self->request(dest, caf::infinite, std::move(msg));
+    run();
+    answer.receive([] {},
+                   [&](caf::error& err) {
+                     result =
+                         err ? std::move(err)
+                             : caf::make_error(caf::sec::unexpected_response);
+                   });
+    return result;
+  }
+
   /// Number of messages waiting in the scoped actor's mailbox.
   size_t replies() {
     return self->mailbox().size();

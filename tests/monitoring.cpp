@@ -59,18 +59,9 @@ size_t count_kind(const event_list& events, pool::event_kind kind) {
   return n;
 }
 
-caf::error ask(deterministic& t, const caf::actor& pool, caf::message msg) {
-  caf::error result;
-  auto answer = t.self->request(pool, caf::infinite, std::move(msg));
-  t.run();
-  REQUIRE(t.replies() == 1);
-  answer.receive([] {}, [&](caf::error& err) { result = std::move(err); });
-  return result;
-}
-
 void subscribe(deterministic& t, const caf::actor& pool, const caf::actor& who,
                uint32_t mask = pool::event_mask::all) {
-  CHECK(!ask(t, pool, caf::make_message(pool::subscribe_atom_v, who, mask)));
+  CHECK(!t.ask(pool, caf::make_message(pool::subscribe_atom_v, who, mask)));
 }
 
 void check_invariant(const pool::pool_stats& st) {
@@ -243,8 +234,7 @@ TEST_CASE_FIXTURE(deterministic,
   caf::anon_send(*pool, pool::submit_atom_v, 0); // breaks the worker
   run();
   CHECK(count_kind(all, pool::event_kind::worker_restarted) == 1);
-  CHECK(
-      !ask(*this, *pool, caf::make_message(pool::resize_atom_v, uint64_t{3})));
+  CHECK(!ask(*pool, caf::make_message(pool::resize_atom_v, uint64_t{3})));
   REQUIRE(count_kind(all, pool::event_kind::resized) == 1);
   CHECK(all->back().count == 3);
   // The outcomes subscriber saw only completed and failed.
@@ -266,15 +256,14 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 1);
   auto sub = collector(sys, std::make_shared<std::vector<pool::pool_event>>());
-  auto err = ask(*this, pool,
-                 caf::make_message(pool::subscribe_atom_v, sub, uint32_t{0}));
+  auto err =
+      ask(pool, caf::make_message(pool::subscribe_atom_v, sub, uint32_t{0}));
   CHECK(pool::is(err, pool::pool_errc::invalid_option));
   CHECK(pool::describe(err).find("mask") != std::string::npos);
-  err = ask(*this, pool,
+  err = ask(pool,
             caf::make_message(pool::subscribe_atom_v, sub, uint32_t{1u << 9}));
   CHECK(pool::is(err, pool::pool_errc::invalid_option));
-  err =
-      ask(*this, pool, caf::make_message(pool::subscribe_atom_v, caf::actor{}));
+  err = ask(pool, caf::make_message(pool::subscribe_atom_v, caf::actor{}));
   CHECK(pool::is(err, pool::pool_errc::unexpected_message));
 }
 
@@ -354,15 +343,13 @@ TEST_CASE_FIXTURE(deterministic,
       sys, twice, pool::pool_options{}.workers(3).autoscale(2, 5, 1s, 1min));
   REQUIRE(pool);
   run();
-  auto err =
-      ask(*this, *pool, caf::make_message(pool::resize_atom_v, uint64_t{1}));
+  auto err = ask(*pool, caf::make_message(pool::resize_atom_v, uint64_t{1}));
   CHECK(pool::is(err, pool::pool_errc::invalid_option));
   CHECK(pool::describe(err).find("autoscale.min") != std::string::npos);
-  err = ask(*this, *pool, caf::make_message(pool::resize_atom_v, uint64_t{6}));
+  err = ask(*pool, caf::make_message(pool::resize_atom_v, uint64_t{6}));
   CHECK(pool::is(err, pool::pool_errc::invalid_option));
   CHECK(stats_of(*pool).configured == 3);
-  CHECK(
-      !ask(*this, *pool, caf::make_message(pool::resize_atom_v, uint64_t{5})));
+  CHECK(!ask(*pool, caf::make_message(pool::resize_atom_v, uint64_t{5})));
   CHECK(stats_of(*pool).configured == 5);
 }
 

@@ -99,3 +99,14 @@ TEST_CASE("monitoring and autoscaling options are validated, naming the field" *
   CHECK(scaled.workers() == 2);
   CHECK(!opts{}.backlog_alarm(1ms).overload_warning(1, 1ms).validate());
 }
+
+TEST_CASE("durations in messages use the largest exact unit" *
+          doctest::timeout(10)) {
+  using namespace std::chrono_literals;
+  CHECK(pool::duration_text(30ms) == "30ms");
+  CHECK(pool::duration_text(2s) == "2s");
+  CHECK(pool::duration_text(5min) == "5min");
+  CHECK(pool::duration_text(1500us) == "1500us");
+  CHECK(pool::duration_text(-3ns) == "-3ns");
+  CHECK(pool::duration_text(0s) == "0ns");
+}

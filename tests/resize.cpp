@@ -22,12 +22,7 @@ void check_invariant(const pool::pool_stats& st) {
 }
 
 caf::error resize(deterministic& t, const caf::actor& pool, uint64_t n) {
-  caf::error result;
-  auto answer = t.self->request(pool, caf::infinite, pool::resize_atom_v, n);
-  t.run();
-  REQUIRE(t.replies() == 1);
-  answer.receive([] {}, [&](caf::error& err) { result = std::move(err); });
-  return result;
+  return t.ask(pool, caf::make_message(pool::resize_atom_v, n));
 }
 
 } // namespace

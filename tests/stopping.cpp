@@ -21,12 +21,7 @@ uint64_t enqueue(deterministic& t, const caf::actor& pool, int x) {
 }
 
 caf::error cancel(deterministic& t, const caf::actor& pool, uint64_t id) {
-  caf::error result;
-  auto answer =
-      t.self->request(pool, caf::infinite, pool::cancel_op_atom_v, id);
-  t.run();
-  answer.receive([] {}, [&](caf::error& err) { result = std::move(err); });
-  return result;
+  return t.ask(pool, caf::make_message(pool::cancel_op_atom_v, id));
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include <caf/result.hpp>
 #include <caf/send.hpp>
 
+#include "pool/duration_text.hpp"
 #include "pool/queue.hpp"
 
 namespace pool {
@@ -16,10 +17,6 @@ namespace pool {
 namespace {
 
 constexpr auto no_deadline = caf::timespan::max();
-
-std::string text_of(caf::timespan x) {
-  return std::to_string(x.count()) + "ns";
-}
 
 } // namespace
 
@@ -179,10 +176,16 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           fail(id, caf::make_error(pool_errc::drain_deadline, id));
       },
       [this](subscribe_atom, caf::actor& who) -> caf::result<void> {
-        return subscribe(std::move(who), event_mask::all);
+        if (auto err = subscribe(std::move(who), event_mask::all))
+          return err;
+        return caf::unit;
       },
-      [this](subscribe_atom, caf::actor& who, uint32_t mask)
-          -> caf::result<void> { return subscribe(std::move(who), mask); },
+      [this](subscribe_atom, caf::actor& who,
+             uint32_t mask) -> caf::result<void> {
+        if (auto err = subscribe(std::move(who), mask))
+          return err;
+        return caf::unit;
+      },
       [this](unsubscribe_atom, caf::actor& who) { unsubscribe(who.address()); },
       [this](join_pool_atom, caf::actor& worker) -> caf::result<void> {
         if (!worker)
@@ -232,7 +235,7 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
     return caf::make_error(pool_errc::wrong_input_type, cfg_.input_type,
                            to_string(payload));
   if (delay < caf::timespan::zero())
-    return caf::make_error(pool_errc::invalid_delay, text_of(delay));
+    return caf::make_error(pool_errc::invalid_delay, duration_text(delay));
   if (full()) {
     auto depth = operations_.size() - in_flight_;
     if (parked_.size() >= cfg_.options.max_parked()) {
@@ -402,7 +405,7 @@ bool shepherd_state::note_restart() {
     return true;
   auto err = caf::make_error(pool_errc::restart_intensity,
                              "more than " + std::to_string(limit) +
-                                 " restarts within " + text_of(window));
+                                 " restarts within " + duration_text(window));
   log(log_level::error, "giving up: " + describe(err));
   self_->quit(std::move(err));
   return false;
@@ -671,7 +674,7 @@ void shepherd_state::check_backlog() {
       ++totals_.alarms_raised;
       log(log_level::warning, "backlog alarm: " + std::to_string(available_) +
                                   " operations available for more than " +
-                                  text_of(*after) + " with " +
+                                  duration_text(*after) + " with " +
                                   std::to_string(n) + " workers");
       if (wants(event_kind::alarm_raised))
         publish({event_kind::alarm_raised, 0, 0, available_, {}, {}});
@@ -745,7 +748,7 @@ void shepherd_state::shrink_idle() {
     // `resize` stops the longest-sleeping workers first: exactly these.
     log(log_level::info,
         "autoscale: shrinking to " + std::to_string(configured_ - surplus) +
-            " workers (idle for " + text_of(limits->shrink_after) + ")");
+            " workers (idle for " + duration_text(limits->shrink_after) + ")");
     resize(configured_ - surplus);
   }
   if (next && configured_ > limits->min)
@@ -903,8 +906,9 @@ void shepherd_state::on_attempt_timeout(const attempt_id& id) {
     abandoned_.emplace(key, worker);
     self_->send_exit(worker, caf::exit_reason::kill);
   }
-  worker_lost(key, caf::make_error(pool_errc::timed_out,
-                                   text_of(*cfg_.options.attempt_timeout())));
+  worker_lost(key,
+              caf::make_error(pool_errc::timed_out,
+                              duration_text(*cfg_.options.attempt_timeout())));
 }
 
 void shepherd_state::worker_lost(key_type key, caf::error reason) {
@@ -1025,7 +1029,7 @@ void shepherd_state::release_caller(const operation& op) {
 
 caf::result<void> shepherd_state::drain(std::optional<caf::timespan> deadline) {
   if (deadline && *deadline < caf::timespan::zero())
-    return caf::make_error(pool_errc::invalid_delay, text_of(*deadline));
+    return caf::make_error(pool_errc::invalid_delay, duration_text(*deadline));
   draining_ = true;
   drain_promises_.push_back(self_->make_response_promise());
   if (deadline)

@@ -43,6 +43,12 @@ std::string to_string(pool_errc x) {
       return "drain_deadline";
     case pool_errc::overloaded:
       return "overloaded";
+    case pool_errc::store_failed:
+      return "store_failed";
+    case pool_errc::store_incompatible:
+      return "store_incompatible";
+    case pool_errc::store_corrupt:
+      return "store_corrupt";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

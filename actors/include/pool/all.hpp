@@ -5,7 +5,10 @@
 
 #include "pool/config_options.hpp"
 #include "pool/configure.hpp"
+#include "pool/duration_text.hpp"
 #include "pool/errors.hpp"
+#include "pool/events.hpp"
+#include "pool/log.hpp"
 #include "pool/memory_store.hpp"
 #include "pool/options.hpp"
 #include "pool/protocol.hpp"

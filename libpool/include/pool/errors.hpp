@@ -58,6 +58,18 @@ enum class pool_errc : uint8_t {
   drain_deadline = 15,
   /// The queue is at its capacity. Context: (depth, capacity).
   overloaded = 16,
+  /// A durable store could not read or write its file (disk full, I/O
+  /// error, no permission); the change was not made durable.
+  /// Context: (path, what failed and SQLite's reason).
+  store_failed = 17,
+  /// The file is not a store this build can open: not an SQLite database,
+  /// another program's database, or another schema version.
+  /// Context: (path, what was found).
+  store_incompatible = 18,
+  /// The store's file is damaged (failed integrity check or SQLite reports
+  /// corruption); restore it from a backup or move it aside.
+  /// Context: (path, SQLite's reason).
+  store_corrupt = 19,
 };
 
 /// Thrown by a job to say that its worker's resource (a connection, a

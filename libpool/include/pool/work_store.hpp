@@ -1,11 +1,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <caf/actor_clock.hpp>
 #include <caf/error.hpp>
+#include <caf/message.hpp>
+#include <caf/timespan.hpp>
 
+#include "pool/operation_record.hpp"
 #include "pool/work_record.hpp"
 
 namespace pool {
@@ -21,6 +27,14 @@ namespace pool {
 /// Thread safety: a store is used by one queue actor at a time; it is not
 /// synchronized. Implementations never block for long (the in-memory store
 /// never blocks at all).
+///
+/// Durable stores (`durable() == true`, e.g. `sqlite_store`) also keep each
+/// operation's outcome, attempt history and unique key, and make changes
+/// durable in groups: `push`, `pop_due`, `remove`, `set_key`,
+/// `note_failure` and `finish` write into one open transaction that
+/// `commit()` ends. Nothing is durable before `commit()` returned `none`.
+/// The durable-store hooks default to what the in-memory store needs:
+/// nothing happens, nothing is found.
 class work_store {
 public:
   using time_point = caf::actor_clock::time_point;
@@ -45,6 +59,93 @@ public:
 
   /// Number of entries not yet due at `now`.
   virtual size_t delayed(time_point now) = 0;
+
+  // -- durable stores ---------------------------------------------------------
+
+  /// Returns whether accepted work survives the process.
+  virtual bool durable() const noexcept {
+    return false;
+  }
+
+  /// Makes every change since the last successful `commit()` durable, as one
+  /// transaction (group commit). May block for the file system's sync.
+  ///
+  /// On error the group was rolled back and the store's queue matches its
+  /// file again: the pushes listed by `lost_pushes()` were not stored (they
+  /// are gone from the queue too; reject them); every other change (pops,
+  /// removes, outcomes, failures, keys) is kept and retried by the next
+  /// commit. A failed write before the commit rolls the group back the same
+  /// way and is reported by this call. Default: `none`.
+  virtual caf::error commit() {
+    return caf::none;
+  }
+
+  /// The pushes dropped by the group that the last `commit()` reported as
+  /// failed; empty after a successful one. Default: empty.
+  virtual std::vector<attempt_id> lost_pushes() const {
+    return {};
+  }
+
+  /// Sets the unique key of `operation`, stored with its first entry (the
+  /// next `push` of that operation) or on its row if it has one already.
+  /// Default: ignored.
+  virtual caf::error set_key(uint64_t /* operation */, std::string /* key */) {
+    return caf::none;
+  }
+
+  /// Returns the id of an operation with unique key `key` that is not
+  /// finished (queued or running), or that finished (done or failed, not
+  /// cancelled) within `window` before `now`. Default: none.
+  virtual std::optional<uint64_t> find_key(const std::string& /* key */,
+                                           time_point /* now */,
+                                           caf::timespan /* window */) {
+    return std::nullopt;
+  }
+
+  /// Appends `x` to the attempt history of `operation`. Default: ignored.
+  virtual caf::error note_failure(uint64_t /* operation */,
+                                  const attempt_failure& /* x */) {
+    return caf::none;
+  }
+
+  /// Records that `operation` finished with `result` at `now` (the queue's
+  /// clock, as for `find_key`): its entry leaves the queue for good, its
+  /// outcome stays for `lookup`. Default: ignored.
+  virtual caf::error finish(uint64_t /* operation */,
+                            const caf::message& /* result */,
+                            time_point /* now */) {
+    return caf::none;
+  }
+
+  /// Records that `operation` failed for good with `failure` at `now`; as
+  /// above otherwise. Default: ignored.
+  virtual caf::error finish(uint64_t /* operation */,
+                            const caf::error& /* failure */,
+                            time_point /* now */) {
+    return caf::none;
+  }
+
+  /// Returns what the store knows about `operation`; `nullopt` for an
+  /// unknown (or unreadable) one. Default: `nullopt`.
+  virtual std::optional<operation_record> lookup(uint64_t /* operation */) {
+    return std::nullopt;
+  }
+
+  /// The operations that were accepted but not finished when the store was
+  /// opened, with payload, attempt, history and key; `state` tells whether
+  /// the operation was `running` (an interrupted attempt) or `queued` at
+  /// that moment. Their entries are in the queue already (running ones were
+  /// made due again at open: at-least-once), so `pop_due` hands them out; a
+  /// restarted shepherd adopts them. Default: empty.
+  virtual std::vector<operation_record> unfinished() {
+    return {};
+  }
+
+  /// The highest operation id ever stored; a restarted shepherd numbers new
+  /// operations after it. Default: 0.
+  virtual uint64_t last_operation_id() {
+    return 0;
+  }
 };
 
 } // namespace pool

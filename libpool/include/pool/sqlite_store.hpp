@@ -1,0 +1,369 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+#include <caf/timespan.hpp>
+
+#include "pool/work_store.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace pool {
+
+/// How hard a `sqlite_store` waits for the disk at each commit.
+enum class sqlite_sync {
+  /// `PRAGMA synchronous = FULL`: a committed change survives a process
+  /// crash and a power loss. The default.
+  full,
+  /// `PRAGMA synchronous = NORMAL`: a committed change survives a process
+  /// crash, not a power loss (the last commits may roll back then).
+  /// Faster: the WAL is synced at checkpoints only.
+  normal,
+};
+
+/// Returns `"full"` or `"normal"`.
+std::string to_string(sqlite_sync x);
+
+/// How a `sqlite_store` opens its file, as one value with chained setters.
+/// Setters never fail; `validate()` (called by `sqlite_store::open`) names
+/// the first bad field. Plain value: copy it freely, from any thread.
+class sqlite_options {
+public:
+  /// Durability of a commit; default `sqlite_sync::full`.
+  sqlite_options& synchronous(sqlite_sync x) {
+    synchronous_ = x;
+    return *this;
+  }
+
+  sqlite_sync synchronous() const noexcept {
+    return synchronous_;
+  }
+
+  /// How long a statement waits for a lock held by another connection
+  /// (a backup tool, the `sqlite3` shell) before failing; default 5 s.
+  sqlite_options& busy_timeout(caf::timespan x) {
+    busy_timeout_ = x;
+    return *this;
+  }
+
+  caf::timespan busy_timeout() const noexcept {
+    return busy_timeout_;
+  }
+
+  /// Upper bound for the file's size in bytes (`PRAGMA max_page_count`,
+  /// rounded down to whole pages); a write beyond it fails as a full disk
+  /// would. 0 (the default) means no bound.
+  sqlite_options& max_size(uint64_t bytes) {
+    max_size_ = bytes;
+    return *this;
+  }
+
+  uint64_t max_size() const noexcept {
+    return max_size_;
+  }
+
+  /// Whether `open` runs `PRAGMA quick_check` (reads the whole file) to
+  /// refuse a damaged file up front; default true.
+  sqlite_options& verify_on_open(bool x) {
+    verify_on_open_ = x;
+    return *this;
+  }
+
+  bool verify_on_open() const noexcept {
+    return verify_on_open_;
+  }
+
+  /// Name of a registered SQLite VFS to use; empty (the default) for the
+  /// platform's default VFS.
+  sqlite_options& vfs(std::string name) {
+    vfs_ = std::move(name);
+    return *this;
+  }
+
+  const std::string& vfs() const noexcept {
+    return vfs_;
+  }
+
+  /// Returns `pool_errc::invalid_option` naming the first bad field, or
+  /// `none`.
+  caf::error validate() const;
+
+private:
+  sqlite_sync synchronous_ = sqlite_sync::full;
+  caf::timespan busy_timeout_ = std::chrono::seconds(5);
+  uint64_t max_size_ = 0;
+  bool verify_on_open_ = true;
+  std::string vfs_;
+};
+
+/// A durable store: the queue and every operation's outcome in an SQLite
+/// file (WAL journal mode), surviving a process crash (and, with
+/// `sqlite_sync::full`, a power loss) once `commit()` returned `none`.
+///
+/// Changes are written into one open transaction that `commit()` ends
+/// (group commit); closing the store discards an uncommitted group. The
+/// queue itself (due FIFO and delayed heap, payloads included) is mirrored
+/// in memory, so `available`, `delayed`, `next_due` and `pop_due` never
+/// query the file.
+///
+/// Due times are stored as wall-clock (`system_clock`) nanoseconds, so a
+/// delayed entry keeps its due time across a restart; the store converts
+/// with the offset between the wall clock and the actor clock measured at
+/// `open`. An operation has one row: `push` of an operation that has one
+/// (a retry) updates it and replaces the operation's queue entry, `pop_due`
+/// marks it running, `remove` cancelled, `finish` done or failed. Rows are
+/// kept after they finish, for `lookup` and `find_key`. Operation ids must
+/// be below 2^63.
+///
+/// Payloads, results and errors are stored with CAF's binary serializer:
+/// their types must be serializable and known to the actor system (see
+/// `pool::configure`) before the store is opened; the actor system must
+/// outlive the store.
+///
+/// Thread safety: as any `work_store`, used by one actor at a time. Every
+/// member may block on the file system (`commit()` for a sync).
+/// No exception escapes any member.
+class sqlite_store final : public work_store {
+public:
+  /// Application string in the file's `meta` table and, as
+  /// `PRAGMA application_id`, in its header.
+  static constexpr const char* application = "caf-pool";
+
+  /// `PRAGMA application_id` of a store file: "CAFP".
+  static constexpr int32_t application_id = 0x43414650;
+
+  /// The schema version this build reads and writes.
+  static constexpr int32_t schema_version = 1;
+
+  /// Opens or creates the store at `path`. Running operations of the
+  /// previous run are made due again (at-least-once). Fails with
+  /// `store_incompatible` for a file that is not a store of this schema
+  /// version, `store_corrupt` for a damaged one, `store_failed` when the
+  /// file cannot be created, read or written (e.g. a read-only directory),
+  /// `invalid_option` for bad `opts`. Blocks while reading the file.
+  static caf::expected<std::shared_ptr<sqlite_store>>
+  open(caf::actor_system& sys, std::string path, sqlite_options opts = {});
+
+  ~sqlite_store() override;
+
+  sqlite_store(const sqlite_store&) = delete;
+
+  sqlite_store& operator=(const sqlite_store&) = delete;
+
+  /// The file this store was opened on.
+  const std::string& path() const noexcept {
+    return path_;
+  }
+
+  // -- work_store -------------------------------------------------------------
+
+  caf::error push(work_record x, time_point due, time_point now) override;
+
+  std::optional<work_record> pop_due(time_point now) override;
+
+  std::optional<time_point> next_due(time_point now) override;
+
+  size_t remove(uint64_t operation) override;
+
+  size_t available(time_point now) override;
+
+  size_t delayed(time_point now) override;
+
+  bool durable() const noexcept override {
+    return true;
+  }
+
+  caf::error commit() override;
+
+  std::vector<attempt_id> lost_pushes() const override {
+    return lost_;
+  }
+
+  caf::error set_key(uint64_t operation, std::string key) override;
+
+  std::optional<uint64_t> find_key(const std::string& key, time_point now,
+                                   caf::timespan window) override;
+
+  caf::error note_failure(uint64_t operation,
+                          const attempt_failure& x) override;
+
+  caf::error finish(uint64_t operation, const caf::message& result,
+                    time_point now) override;
+
+  caf::error finish(uint64_t operation, const caf::error& failure,
+                    time_point now) override;
+
+  std::optional<operation_record> lookup(uint64_t operation) override;
+
+  std::vector<operation_record> unfinished() override;
+
+  uint64_t last_operation_id() override;
+
+private:
+  /// The prepared statements, by index into `statements_`.
+  enum class sql : size_t {
+    begin,
+    commit,
+    rollback,
+    upsert,
+    mark_running,
+    mark_cancelled,
+    finish,
+    add_failure,
+    set_key,
+    select_queue,
+    select_operation,
+    select_history,
+    find_key,
+    count, // number of statements, not a statement
+  };
+
+  /// A value bound to a statement parameter: NULL, integer, text or blob.
+  using sql_value =
+      std::variant<std::nullptr_t, int64_t, std::string, std::vector<char>>;
+
+  /// One write of the open group other than a push. Kept until a commit
+  /// succeeds, so that a rolled-back group can be written again.
+  struct change {
+    sql statement;
+    std::vector<sql_value> args;
+    /// The operation whose queue entry this change takes out of the queue
+    /// (pop, remove, finish); 0 for none.
+    uint64_t leaves_queue = 0;
+  };
+
+  struct delayed_entry {
+    time_point due;
+    uint64_t seq;
+    work_record record;
+  };
+
+  /// Orders the heap so that its front is the earliest (due, seq).
+  struct later {
+    bool operator()(const delayed_entry& x,
+                    const delayed_entry& y) const noexcept {
+      return x.due != y.due ? x.due > y.due : x.seq > y.seq;
+    }
+  };
+
+  sqlite_store(caf::actor_system& sys, std::string path);
+
+  caf::error init(const sqlite_options& opts);
+
+  caf::error check_compatible(bool& fresh);
+
+  caf::error create_schema();
+
+  caf::error check_meta();
+
+  caf::error prepare_statements();
+
+  /// Loads the queue from the file: rows with state `queued` and, at open,
+  /// `running` (then also records them in `unfinished_`).
+  caf::error load_queue(bool at_open);
+
+  /// Builds an error of the pool category from SQLite's result code `rc`.
+  caf::error fail(int rc, const std::string& what) const;
+
+  /// Runs a statement without result rows (or ignoring them).
+  caf::error exec(const char* statement, const std::string& what);
+
+  /// Binds `args` to statement `s`, steps it to completion, resets it.
+  caf::error run(sql s, const std::vector<sql_value>& args,
+                 const std::string& what);
+
+  /// Binds `args` to statement `s` for reading rows; the caller steps it
+  /// and resets it. Text and blobs are bound without a copy: `args` must
+  /// outlive the steps.
+  caf::error bind(sql s, const std::vector<sql_value>& args,
+                  const std::string& what);
+
+  /// Writes a change into the open group, opening one if needed.
+  caf::error write(change x, const std::string& what);
+
+  /// Opens a group and writes the kept changes into it, if needed.
+  caf::error begin_group();
+
+  /// Rolls the open group back after `cause` and reloads the queue from the
+  /// file (plus the kept changes).
+  void abort_group(const caf::error& cause);
+
+  /// Makes every delayed entry due at `now` ready, in (due, seq) order.
+  void promote(time_point now);
+
+  /// Drops `operation`'s entries from the in-memory queue.
+  size_t drop(uint64_t operation);
+
+  /// Adds an entry to the in-memory queue.
+  void enqueue(work_record x, time_point due, uint64_t seq, time_point now);
+
+  /// Reads the attempt history of `operation` into `out`.
+  caf::error load_history(uint64_t operation,
+                          std::vector<attempt_failure>& out);
+
+  /// Rolls back the open transaction, if any.
+  void rollback();
+
+  /// Turns the exception being handled into an error and resynchronizes
+  /// the in-memory queue with the file.
+  caf::error on_exception() noexcept;
+
+  caf::error finish_impl(uint64_t operation, operation_state state,
+                         sql_value result, sql_value error, time_point now);
+
+  std::optional<operation_record> lookup_impl(uint64_t operation);
+
+  int64_t to_wall(time_point x) const noexcept;
+
+  time_point from_wall(int64_t x) const noexcept;
+
+  caf::actor_system& sys_;
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::vector<sqlite3_stmt*> statements_;
+  /// Wall clock minus actor clock, in nanoseconds, measured at open.
+  int64_t wall_offset_ = 0;
+
+  // The queue, mirrored in memory.
+  std::deque<work_record> ready_;
+  std::vector<delayed_entry> delayed_;
+  /// Number of in-memory queue entries per operation.
+  std::unordered_map<uint64_t, size_t> queued_;
+  uint64_t seq_ = 0;
+  uint64_t last_id_ = 0;
+
+  /// Keys set for operations that have no row yet.
+  std::unordered_map<uint64_t, std::string> pending_keys_;
+  std::vector<operation_record> unfinished_;
+
+  // Group commit.
+  bool in_group_ = false;
+  /// The kept changes must be written again before the next write.
+  bool replay_needed_ = false;
+  std::vector<change> changes_;
+  /// Pushes of the open group.
+  std::vector<attempt_id> group_pushes_;
+  /// Pushes of rolled-back groups, not yet reported by `commit()`.
+  std::vector<attempt_id> dropped_;
+  /// What rolled the first of those groups back.
+  caf::error rollback_cause_;
+  /// Pushes reported lost by the last `commit()`.
+  std::vector<attempt_id> lost_;
+  /// Set when the store cannot go on (its queue could not be reloaded);
+  /// every later call fails with it.
+  caf::error broken_;
+};
+
+} // namespace pool
