@@ -20,12 +20,15 @@
 #include "pool/errors.hpp"
 #include "pool/sqlite_store.hpp"
 
+#include "sqlite_files.hpp"
+
 using namespace std::chrono_literals;
 using pool::attempt_id;
 using pool::operation_state;
 using pool::sqlite_options;
 using pool::sqlite_store;
 using pool::work_record;
+using pool::test::connection;
 
 namespace {
 
@@ -49,61 +52,13 @@ struct config : caf::actor_system_config {
   }
 };
 
-// A raw connection, for looking at or tampering with a file.
-class connection {
-public:
-  explicit connection(const std::string& path) {
-    auto rc =
-        sqlite3_open_v2(path.c_str(), &db_,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-    REQUIRE_MESSAGE(rc == SQLITE_OK, sqlite3_errstr(rc));
-  }
-
-  ~connection() {
-    sqlite3_close(db_);
-  }
-
-  void exec(const char* sql) {
-    auto rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
-    REQUIRE_MESSAGE(rc == SQLITE_OK, sqlite3_errmsg(db_));
-  }
-
-  int64_t query(const char* sql) {
-    sqlite3_stmt* stmt = nullptr;
-    auto rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
-    REQUIRE_MESSAGE(rc == SQLITE_OK, sqlite3_errmsg(db_));
-    rc = sqlite3_step(stmt);
-    CHECK_MESSAGE(rc == SQLITE_ROW, sqlite3_errmsg(db_));
-    auto result = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
-    sqlite3_finalize(stmt);
-    return result;
-  }
-
-private:
-  sqlite3* db_ = nullptr;
-};
-
 // A temporary directory and an actor system that can (de)serialize the
 // test payloads.
 struct fixture {
   config cfg;
   caf::actor_system sys{cfg};
-  std::string dir;
-
-  fixture() {
-    char name[] = "/tmp/pool-sqlite-XXXXXX";
-    auto path = mkdtemp(name);
-    REQUIRE(path != nullptr);
-    dir = path;
-  }
-
-  ~fixture() {
-    std::error_code ec;
-    for (auto& x : std::filesystem::recursive_directory_iterator(dir, ec))
-      if (x.is_directory())
-        std::filesystem::permissions(x.path(), std::filesystem::perms::all, ec);
-    std::filesystem::remove_all(dir, ec);
-  }
+  pool::test::temp_dir tmp;
+  std::string dir = tmp.path;
 
   std::string file() const {
     return dir + "/pool.db";

@@ -1,5 +1,7 @@
 #include "pool/queue.hpp"
 
+#include <algorithm>
+
 #include <caf/event_based_actor.hpp>
 #include <caf/result.hpp>
 
@@ -10,6 +12,8 @@ namespace pool {
 
 namespace {
 
+using queue_self = caf::stateful_actor<queue_state>*;
+
 queue_counts counts_of(work_store& store, work_store::time_point now) {
   queue_counts result;
   result.available = store.available(now);
@@ -19,38 +23,126 @@ queue_counts counts_of(work_store& store, work_store::time_point now) {
   return result;
 }
 
+/// Answers at once for an in-memory store; for a durable one, holds the
+/// answer until the group containing this change is committed.
+caf::result<caf::message> answer(queue_self self, caf::message msg,
+                                 std::optional<attempt_id> push = {}) {
+  auto& st = self->state;
+  if (!st.store->durable())
+    return msg;
+  st.held.push_back(queue_state::held_answer{self->make_response_promise(),
+                                             std::move(msg), push});
+  if (!st.flush_scheduled) {
+    st.flush_scheduled = true;
+    self->send(self, flush_atom_v);
+  }
+  return caf::delegated<caf::message>{};
+}
+
+/// Answers with an error, in order with the answers held back.
+caf::result<caf::message> refuse(queue_self self, caf::error err) {
+  if (!self->state.store->durable())
+    return err;
+  return answer(self, caf::make_message(std::move(err)));
+}
+
+/// Commits the group and releases its answers, in order; a push the commit
+/// lost is refused with the commit's error.
+void flush(queue_self self) {
+  auto& st = self->state;
+  st.flush_scheduled = false;
+  auto err = st.store->commit();
+  auto lost = err ? st.store->lost_pushes() : std::vector<attempt_id>{};
+  auto held = std::move(st.held);
+  st.held.clear();
+  for (auto& x : held) {
+    if (x.push && std::find(lost.begin(), lost.end(), *x.push) != lost.end())
+      x.promise.deliver(err);
+    else
+      x.promise.deliver(std::move(x.answer));
+  }
+}
+
+caf::result<caf::message> add(queue_self self, work_record& record,
+                              caf::timespan delay, std::string* key) {
+  auto& store = *self->state.store;
+  auto now = self->clock().now();
+  if (delay < caf::timespan::zero())
+    delay = caf::timespan::zero();
+  auto id = record.id;
+  if (key != nullptr && !key->empty())
+    if (auto err = store.set_key(id.operation, std::move(*key)))
+      return refuse(self, std::move(err));
+  if (auto err = store.push(std::move(record), now + delay, now))
+    return refuse(self, std::move(err));
+  return answer(self, caf::make_message(counts_of(store, now)), id);
+}
+
 } // namespace
 
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                           std::shared_ptr<work_store> store) {
   self->state.store = std::move(store);
+  // A predecessor may have died in the middle of a group.
+  self->state.store->discard();
+  auto counts = [self] {
+    return caf::make_message(
+        counts_of(*self->state.store, self->clock().now()));
+  };
   return {
-      [self](add_work_atom, work_record& record,
-             caf::timespan delay) -> caf::result<queue_counts> {
-        auto& store = *self->state.store;
-        auto now = self->clock().now();
-        if (delay < caf::timespan::zero())
-          delay = caf::timespan::zero();
-        if (auto err = store.push(std::move(record), now + delay, now))
-          return err;
-        return counts_of(store, now);
+      [self](add_work_atom, work_record& record, caf::timespan delay) {
+        return add(self, record, delay, nullptr);
       },
-      [self](get_work_atom) -> caf::message {
+      [self](add_work_atom, work_record& record, caf::timespan delay,
+             std::string& key) { return add(self, record, delay, &key); },
+      [self](get_work_atom) {
         auto& store = *self->state.store;
         auto now = self->clock().now();
         if (auto record = store.pop_due(now))
-          return caf::make_message(std::move(*record));
+          return answer(self, caf::make_message(std::move(*record)));
         auto due = store.next_due(now);
         auto wait = due ? *due - now : caf::timespan::max();
-        return caf::make_message(no_work_atom_v, wait);
+        return answer(self, caf::make_message(no_work_atom_v, wait));
       },
-      [self](remove_work_atom, uint64_t operation) {
+      [self, counts](remove_work_atom, uint64_t operation) {
         self->state.store->remove(operation);
-        return counts_of(*self->state.store, self->clock().now());
+        return answer(self, counts());
       },
-      [self](count_work_atom) {
-        return counts_of(*self->state.store, self->clock().now());
+      [self, counts](count_work_atom) { return answer(self, counts()); },
+      [self, counts](finish_work_atom, uint64_t operation,
+                     caf::message& result) -> caf::result<caf::message> {
+        auto now = self->clock().now();
+        if (auto err = self->state.store->finish(operation, result, now))
+          return refuse(self, std::move(err));
+        return answer(self, counts());
       },
+      [self, counts](finish_work_atom, uint64_t operation,
+                     caf::error& failure) -> caf::result<caf::message> {
+        auto now = self->clock().now();
+        if (auto err = self->state.store->finish(operation, failure, now))
+          return refuse(self, std::move(err));
+        return answer(self, counts());
+      },
+      [self, counts](note_failure_atom, uint64_t operation,
+                     attempt_failure& x) -> caf::result<caf::message> {
+        if (auto err = self->state.store->note_failure(operation, x))
+          return refuse(self, std::move(err));
+        return answer(self, counts());
+      },
+      [self](find_key_atom, std::string& key, caf::timespan window) {
+        auto found =
+            self->state.store->find_key(key, self->clock().now(), window);
+        return answer(self,
+                      caf::make_message(key_found_atom_v, found.value_or(0)));
+      },
+      [self](get_record_atom, uint64_t operation) -> caf::result<caf::message> {
+        // Reads change nothing, but must not overtake held answers.
+        if (auto record = self->state.store->lookup(operation))
+          return answer(self, caf::make_message(std::move(*record)));
+        return refuse(self,
+                      caf::make_error(pool_errc::unknown_operation, operation));
+      },
+      [self](flush_atom) { flush(self); },
   };
 }
 

@@ -30,11 +30,10 @@ shepherd_state::~shepherd_state() {
   // (each holds a reference, so then the actor is still whole). Listeners
   // of enqueued operations are told with anonymous messages.
   auto promised =
-      std::any_of(exchanges_.begin(), exchanges_.end(),
-                  [](const queue_exchange& ex) {
-                    return ex.kind == queue_exchange::stats;
-                  }) ||
-      !parked_.empty() ||
+      std::any_of(
+          exchanges_.begin(), exchanges_.end(),
+          [](const queue_exchange& ex) { return ex.promise.pending(); }) ||
+      !parked_.empty() || !key_lookups_.empty() ||
       std::any_of(operations_.begin(), operations_.end(),
                   [](const auto& kvp) { return !kvp.second.listener; });
   std::string why = "unreachable";
@@ -52,10 +51,13 @@ shepherd_state::~shepherd_state() {
   }
   operations_.clear();
   for (auto& ex : exchanges_)
-    if (ex.kind == queue_exchange::stats)
+    if (ex.promise.pending())
       ex.promise.deliver(err);
   for (auto& p : parked_)
     p.promise.deliver(err);
+  for (auto& kvp : key_lookups_)
+    for (auto& sub : kvp.second)
+      sub.promise.deliver(err);
   // No spawned worker and no queue outlives the shepherd.
   for (auto& kvp : workers_)
     if (!kvp.second.joined)
@@ -74,34 +76,47 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
   auto seed = opts.seed() ? *opts.seed() : std::random_device{}();
   backoff_.emplace(opts.backoff_initial(), opts.backoff_max(),
                    opts.backoff_multiplier(), opts.jitter(), seed);
+  durable_ = cfg_.store->durable();
+  if (durable_)
+    adopt_unfinished(); // before the queue actor uses the store
   queue_ = self->spawn(queue_actor, cfg_.store);
   self->monitor(queue_);
   configured_ = opts.workers();
   for (size_t i = 0; i < configured_; ++i)
     add_worker(cfg_.spawn_worker(self->home_system()), false);
+  if (!operations_.empty())
+    refresh_counts(); // adopted work: wake workers for it
   self->set_down_handler([this](caf::down_msg& msg) { on_down(msg); });
   self->set_error_handler(
       [this](caf::scheduled_actor*, caf::error& err) { on_queue_error(err); });
   // Submits carry payloads of the pool's input type, which the type-erased
   // shepherd cannot name in a handler signature: they arrive here.
-  self->set_default_handler(
-      [this](caf::scheduled_actor*,
-             caf::message_view& view) -> caf::result<caf::message> {
-        auto& content = view.content();
-        if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
-          auto tag = content.get_as<caf::atom_value>(0);
-          if (tag == submit_atom::value || tag == enqueue_atom::value)
-            return submit(view.move_content_to_message().drop(1),
-                          caf::timespan::zero(), tag == enqueue_atom::value);
-          if (tag == submit_after_atom::value && content.size() >= 2 &&
-              content.match_element<caf::timespan>(1)) {
-            auto delay = content.get_as<caf::timespan>(1);
-            return submit(view.move_content_to_message().drop(2), delay, false);
-          }
-        }
-        return caf::make_error(pool_errc::unexpected_message,
-                               content.stringify());
-      });
+  self->set_default_handler([this](caf::scheduled_actor*,
+                                   caf::message_view& view)
+                                -> caf::result<caf::message> {
+    auto& content = view.content();
+    if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
+      auto tag = content.get_as<caf::atom_value>(0);
+      if (tag == submit_atom::value || tag == enqueue_atom::value)
+        return submit(view.move_content_to_message().drop(1),
+                      caf::timespan::zero(), tag == enqueue_atom::value);
+      if (tag == enqueue_unique_atom::value && content.size() >= 2 &&
+          content.match_element<std::string>(1)) {
+        auto key = content.get_as<std::string>(1);
+        if (key.empty())
+          return caf::make_error(pool_errc::invalid_option, std::string{"key"},
+                                 std::string{"must not be empty"});
+        return submit(view.move_content_to_message().drop(2),
+                      caf::timespan::zero(), true, std::move(key));
+      }
+      if (tag == submit_after_atom::value && content.size() >= 2 &&
+          content.match_element<caf::timespan>(1)) {
+        auto delay = content.get_as<caf::timespan>(1);
+        return submit(view.move_content_to_message().drop(2), delay, false);
+      }
+    }
+    return caf::make_error(pool_errc::unexpected_message, content.stringify());
+  });
   return {
       // -- workers
       [this](give_me_work_atom) {
@@ -156,6 +171,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         check_resized();
         return caf::delegated<void>{};
       },
+      [this](op_status_atom, uint64_t id) { return status_of(id); },
       [this](cancel_op_atom, uint64_t id) -> caf::result<void> {
         if (auto err = cancel(id))
           return err;
@@ -200,7 +216,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       },
       // -- answers from the queue, matched to exchanges_ in order
       [this](queue_counts& counts) {
-        auto ex = take_exchange(queue_exchange::count);
+        auto ex = take_exchange(answer_kind::counts);
         if (!ex)
           return;
         if (ex->kind == queue_exchange::stats) {
@@ -208,18 +224,29 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           snapshot.available = counts.available;
           snapshot.delayed = counts.delayed;
           ex->promise.deliver(snapshot);
+        } else if (ex->kind == queue_exchange::add && ex->promise.pending()) {
+          // A tracked submit to a durable store: on disk now.
+          ex->promise.deliver(ex->id.operation);
         }
         on_counts(counts);
       },
+      [this](key_found_atom, uint64_t found) {
+        if (auto ex = take_exchange(answer_kind::key))
+          on_key_found(ex->key, found);
+      },
+      [this](operation_record& rec) {
+        if (auto ex = take_exchange(answer_kind::record))
+          ex->promise.deliver(std::move(rec));
+      },
       [this](work_record& record) {
-        if (auto ex = take_exchange(queue_exchange::get)) {
+        if (auto ex = take_exchange(answer_kind::work)) {
           // The queue handed out one of its available entries.
           set_available(available_ > 0 ? available_ - 1 : 0);
           dispatch(ex->worker, std::move(record));
         }
       },
       [this](no_work_atom, caf::timespan wait) {
-        if (auto ex = take_exchange(queue_exchange::get))
+        if (auto ex = take_exchange(answer_kind::work))
           put_to_sleep(ex->worker, wait);
       },
   };
@@ -227,7 +254,8 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
 
 caf::result<caf::message> shepherd_state::submit(caf::message payload,
                                                  caf::timespan delay,
-                                                 bool tracked) {
+                                                 bool tracked,
+                                                 std::string key) {
   if (draining_)
     return caf::make_error(pool_errc::closed,
                            std::string{"the pool is draining"});
@@ -236,6 +264,16 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
                            to_string(payload));
   if (delay < caf::timespan::zero())
     return caf::make_error(pool_errc::invalid_delay, duration_text(delay));
+  if (!key.empty()) {
+    // A pending operation with this key answers at once, full queue or not.
+    if (auto i = unique_keys_.find(key); i != unique_keys_.end())
+      return caf::make_message(i->second);
+  }
+  // The promise is made only once the submit is taken: an error returned
+  // after making it would never reach the caller.
+  submission sub{
+      std::move(payload),      delay,         tracked, self_->current_sender(),
+      caf::response_promise{}, std::move(key)};
   if (full()) {
     auto depth = operations_.size() - in_flight_;
     if (parked_.size() >= cfg_.options.max_parked()) {
@@ -244,29 +282,27 @@ caf::result<caf::message> shepherd_state::submit(caf::message payload,
           pool_errc::overloaded, "queue depth " + std::to_string(depth),
           "capacity " + std::to_string(*cfg_.options.capacity()));
     }
-    parked_.push_back(parked_submit{std::move(payload), delay, tracked,
-                                    self_->current_sender(),
-                                    self_->make_response_promise()});
+    sub.promise = self_->make_response_promise();
+    parked_.push_back(std::move(sub));
     return caf::delegated<caf::message>{};
   }
-  if (tracked)
-    return caf::make_message(
-        accept(std::move(payload), delay, self_->current_sender(), {}));
-  accept(std::move(payload), delay, nullptr, self_->make_response_promise());
+  sub.promise = self_->make_response_promise();
+  if (!sub.key.empty())
+    submit_unique(std::move(sub));
+  else
+    accept(std::move(sub));
   return caf::delegated<caf::message>{};
 }
 
-uint64_t shepherd_state::accept(caf::message payload, caf::timespan delay,
-                                caf::strong_actor_ptr listener,
-                                caf::response_promise promise) {
+uint64_t shepherd_state::accept(submission sub) {
   auto id = next_operation_++;
   ++totals_.submitted;
   auto t = now();
   auto& op = operations_[id];
-  op.payload = std::move(payload);
+  op.payload = std::move(sub.payload);
   op.submitted_at = t;
   if (cfg_.options.skip_orphaned()) {
-    const auto& caller = listener ? listener : promise.source();
+    const auto& caller = sub.sender;
     if (caller) {
       op.caller = caller->address();
       auto& watch = callers_[op.caller];
@@ -274,11 +310,73 @@ uint64_t shepherd_state::accept(caf::message payload, caf::timespan delay,
         self_->monitor(caf::actor_cast<caf::actor>(caller));
     }
   }
-  op.listener = std::move(listener);
-  op.promise = std::move(promise);
-  add_work(attempt_id{id, 1}, t + delay);
+  caf::response_promise ack;
+  if (sub.tracked) {
+    op.listener = std::move(sub.sender);
+    // A durable store acknowledges once the operation is on disk.
+    if (durable_)
+      ack = std::move(sub.promise);
+    else
+      sub.promise.deliver(id);
+  } else {
+    op.promise = std::move(sub.promise);
+  }
+  if (!sub.key.empty()) {
+    unique_keys_.emplace(sub.key, id);
+    op.key = sub.key;
+  }
+  queue_exchange ex{queue_exchange::add,
+                    attempt_id{id, 1},
+                    t + sub.delay,
+                    {},
+                    std::move(ack)};
+  ex.key = std::move(sub.key);
+  op.due = ex.due;
+  send_exchange(std::move(ex));
   check_overload();
   return id;
+}
+
+void shepherd_state::submit_unique(submission sub) {
+  if (auto i = unique_keys_.find(sub.key); i != unique_keys_.end()) {
+    sub.promise.deliver(i->second);
+    return;
+  }
+  if (auto i = key_lookups_.find(sub.key); i != key_lookups_.end()) {
+    i->second.push_back(std::move(sub)); // the same key is being looked up
+    return;
+  }
+  if (!durable_) {
+    accept(std::move(sub));
+    return;
+  }
+  auto key = sub.key;
+  key_lookups_[key].push_back(std::move(sub));
+  queue_exchange ex{queue_exchange::find_key, {}, {}, {}, {}};
+  ex.sent =
+      caf::make_message(find_key_atom_v, key, cfg_.options.unique_window());
+  ex.key = std::move(key);
+  send_exchange(std::move(ex));
+}
+
+void shepherd_state::on_key_found(const std::string& key, uint64_t found) {
+  auto i = key_lookups_.find(key);
+  if (i == key_lookups_.end())
+    return;
+  auto subs = std::move(i->second);
+  key_lookups_.erase(i);
+  if (found == 0 && (draining_ || subs.empty())) {
+    for (auto& sub : subs)
+      sub.promise.deliver(caf::make_error(pool_errc::closed,
+                                          std::string{"the pool is draining"}));
+    return;
+  }
+  if (found == 0) {
+    found = accept(std::move(subs.front()));
+    subs.erase(subs.begin());
+  }
+  for (auto& sub : subs)
+    sub.promise.deliver(found);
 }
 
 bool shepherd_state::full() const {
@@ -288,14 +386,61 @@ bool shepherd_state::full() const {
 
 void shepherd_state::admit_parked() {
   while (!parked_.empty() && !full()) {
-    auto p = std::move(parked_.front());
+    auto sub = std::move(parked_.front());
     parked_.pop_front();
-    if (p.tracked)
-      p.promise.deliver(
-          accept(std::move(p.payload), p.delay, std::move(p.sender), {}));
+    if (!sub.key.empty())
+      submit_unique(std::move(sub));
     else
-      accept(std::move(p.payload), p.delay, nullptr, std::move(p.promise));
+      accept(std::move(sub));
   }
+}
+
+caf::result<caf::message> shepherd_state::status_of(uint64_t operation_id) {
+  if (auto i = operations_.find(operation_id); i != operations_.end()) {
+    auto& op = i->second;
+    operation_record rec;
+    rec.id = operation_id;
+    rec.state = op.holder ? operation_state::running : operation_state::queued;
+    rec.attempt = op.attempt;
+    rec.payload = op.payload;
+    rec.history = op.history;
+    rec.key = op.key;
+    return caf::make_message(std::move(rec));
+  }
+  if (!durable_)
+    return caf::make_error(pool_errc::unknown_operation, operation_id);
+  queue_exchange ex{
+      queue_exchange::lookup, {}, {}, {}, self_->make_response_promise()};
+  ex.sent = caf::make_message(get_record_atom_v, operation_id);
+  send_exchange(std::move(ex));
+  return caf::delegated<caf::message>{};
+}
+
+void shepherd_state::record(queue_exchange::kind_type kind, caf::message sent) {
+  queue_exchange ex{kind, {}, {}, {}, {}};
+  ex.sent = std::move(sent);
+  send_exchange(std::move(ex));
+}
+
+void shepherd_state::adopt_unfinished() {
+  auto& store = *cfg_.store;
+  next_operation_ = std::max(next_operation_, store.last_operation_id() + 1);
+  auto t = now();
+  for (auto& rec : store.unfinished()) {
+    auto& op = operations_[rec.id];
+    op.payload = std::move(rec.payload);
+    op.attempt = rec.attempt;
+    op.history = std::move(rec.history);
+    op.submitted_at = t;
+    op.due = t;
+    if (!rec.key.empty()) {
+      unique_keys_.emplace(rec.key, rec.id);
+      op.key = std::move(rec.key);
+    }
+  }
+  if (!operations_.empty())
+    log(log_level::info, "resuming " + std::to_string(operations_.size()) +
+                             " unfinished operations from the store");
 }
 
 shepherd_state::time_point shepherd_state::now() const {
@@ -772,8 +917,12 @@ void shepherd_state::send_exchange(queue_exchange ex) {
         return; // Nothing left to add.
       auto t = now();
       auto delay = ex.due > t ? ex.due - t : caf::timespan::zero();
-      self_->send(queue_, add_work_atom_v,
-                  work_record{ex.id, op->second.payload}, delay);
+      if (ex.key.empty())
+        self_->send(queue_, add_work_atom_v,
+                    work_record{ex.id, op->second.payload}, delay);
+      else
+        self_->send(queue_, add_work_atom_v,
+                    work_record{ex.id, op->second.payload}, delay, ex.key);
       break;
     }
     case queue_exchange::get:
@@ -785,6 +934,12 @@ void shepherd_state::send_exchange(queue_exchange ex) {
       break;
     case queue_exchange::remove:
       self_->send(queue_, remove_work_atom_v, ex.id.operation);
+      break;
+    case queue_exchange::finish:
+    case queue_exchange::note:
+    case queue_exchange::find_key:
+    case queue_exchange::lookup:
+      self_->send(queue_, ex.sent);
       break;
   }
   exchanges_.push_back(std::move(ex));
@@ -804,14 +959,25 @@ void shepherd_state::refresh_counts() {
   send_exchange({queue_exchange::count, {}, {}, {}, {}});
 }
 
+shepherd_state::answer_kind
+shepherd_state::answer_of(queue_exchange::kind_type kind) {
+  switch (kind) {
+    case queue_exchange::get:
+      return answer_kind::work;
+    case queue_exchange::find_key:
+      return answer_kind::key;
+    case queue_exchange::lookup:
+      return answer_kind::record;
+    default:
+      return answer_kind::counts;
+  }
+}
+
 std::optional<queue_exchange>
-shepherd_state::take_exchange(queue_exchange::kind_type expected) {
+shepherd_state::take_exchange(answer_kind expected) {
   if (self_->current_sender() != queue_ || exchanges_.empty())
     return std::nullopt; // Not from our queue: a stranger's message.
-  auto kind = exchanges_.front().kind;
-  // add, count and stats are all answered by queue_counts.
-  auto counts_answer = kind != queue_exchange::get;
-  if (expected == queue_exchange::get ? counts_answer : !counts_answer)
+  if (answer_of(exchanges_.front().kind) != expected)
     return std::nullopt;
   auto result = std::move(exchanges_.front());
   exchanges_.pop_front();
@@ -825,14 +991,40 @@ void shepherd_state::on_queue_error(caf::error& err) {
   exchanges_.pop_front();
   switch (ex.kind) {
     case queue_exchange::add:
-      // The store refused the entry: nothing was accepted for good.
-      fail(ex.id.operation, std::move(err));
+      if (ex.promise.pending()) {
+        // A tracked submit that could not be made durable: refused, not
+        // acknowledged; its caller hears nothing more of it.
+        ++totals_.rejected;
+        log(log_level::error,
+            "submit refused, the store failed: " + describe(err));
+        ex.promise.deliver(err);
+        forget(ex.id.operation);
+      } else {
+        // The store refused the entry: nothing was accepted for good.
+        fail(ex.id.operation, std::move(err));
+      }
       break;
     case queue_exchange::get:
       put_to_sleep(ex.worker, no_deadline);
       break;
     case queue_exchange::stats:
+    case queue_exchange::lookup:
       ex.promise.deliver(std::move(err));
+      break;
+    case queue_exchange::find_key: {
+      auto i = key_lookups_.find(ex.key);
+      if (i != key_lookups_.end()) {
+        for (auto& sub : i->second)
+          sub.promise.deliver(err);
+        key_lookups_.erase(i);
+      }
+      break;
+    }
+    case queue_exchange::finish:
+    case queue_exchange::note:
+      // The caller has its outcome; only the store's record is missing.
+      log(log_level::error,
+          "the store could not record an outcome: " + describe(err));
       break;
     case queue_exchange::count:
     case queue_exchange::remove:
@@ -952,6 +1144,10 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
   auto t = now();
   op.history.push_back(
       attempt_failure{id.attempt, t - op.submitted_at, std::move(reason)});
+  if (durable_)
+    record(queue_exchange::note,
+           caf::make_message(note_failure_atom_v, id.operation,
+                             op.history.back()));
   if (id.attempt < cfg_.options.max_attempts()) {
     ++totals_.retried;
     if (wants(event_kind::retried))
@@ -980,16 +1176,30 @@ bool shepherd_state::settle(uint64_t operation_id, Atom tag, Outcome outcome) {
                 operation_id, std::move(outcome));
   else
     op->second.promise.deliver(std::move(outcome));
-  release_caller(op->second);
-  release_holder(op->second);
-  operations_.erase(op);
-  admit_parked();
-  check_drained();
+  forget(operation_id);
   return true;
 }
 
+void shepherd_state::forget(uint64_t operation_id) {
+  auto op = operations_.find(operation_id);
+  if (op == operations_.end())
+    return;
+  release_caller(op->second);
+  release_holder(op->second);
+  if (!op->second.key.empty())
+    unique_keys_.erase(op->second.key);
+  operations_.erase(op);
+  admit_parked();
+  check_drained();
+}
+
 void shepherd_state::complete(uint64_t operation_id, caf::message result) {
-  if (wants(event_kind::completed) && operations_.count(operation_id) > 0)
+  if (operations_.count(operation_id) == 0)
+    return;
+  if (durable_)
+    record(queue_exchange::finish,
+           caf::make_message(finish_work_atom_v, operation_id, result));
+  if (wants(event_kind::completed))
     publish({event_kind::completed, operation_id, 0, 0, result, {}});
   if (settle(operation_id, op_done_atom_v, std::move(result)))
     ++totals_.completed;
@@ -997,7 +1207,12 @@ void shepherd_state::complete(uint64_t operation_id, caf::message result) {
 
 void shepherd_state::fail(uint64_t operation_id, caf::error err) {
   auto cancelled = is(err, pool_errc::cancelled);
-  if (wants(event_kind::failed) && operations_.count(operation_id) > 0)
+  if (operations_.count(operation_id) == 0)
+    return;
+  if (durable_)
+    record(queue_exchange::finish,
+           caf::make_message(finish_work_atom_v, operation_id, err));
+  if (wants(event_kind::failed))
     publish({event_kind::failed, operation_id, 0, 0, {}, err});
   if (settle(operation_id, op_failed_atom_v, std::move(err)))
     ++(cancelled ? totals_.cancelled : totals_.failed);

@@ -66,6 +66,10 @@ caf::error pool_options::validate() const {
     return bad("overload_warning.interval", "must be greater than zero");
   if (backlog_alarm_ && *backlog_alarm_ <= caf::timespan::zero())
     return bad("backlog_alarm", "must be greater than zero");
+  if (durable_path_ && durable_path_->empty())
+    return bad("durable", "needs a file path");
+  if (unique_window_ < caf::timespan::zero())
+    return bad("unique_window", "must not be negative");
   if (autoscale_ &&
       (workers() < autoscale_->min || workers() > autoscale_->max))
     return bad("workers", "must lie within autoscale.min and autoscale.max");

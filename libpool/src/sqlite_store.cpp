@@ -7,6 +7,7 @@
 #include <new>
 #include <utility>
 
+#include <caf/actor_clock.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
@@ -15,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "pool/errors.hpp"
+#include "pool/memory_store.hpp"
 
 namespace pool {
 
@@ -302,7 +304,9 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
   using std::chrono::duration_cast;
   using std::chrono::nanoseconds;
   auto wall = std::chrono::system_clock::now().time_since_epoch();
-  auto steady = caf::actor_clock::clock_type::now().time_since_epoch();
+  // The actor system's clock is the one queue actors pass as `now` (under
+  // CAF's testing scheduler, a simulated one).
+  auto steady = sys_.clock().now().time_since_epoch();
   wall_offset_ = duration_cast<nanoseconds>(wall).count() -
                  duration_cast<nanoseconds>(steady).count();
   auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
@@ -663,6 +667,23 @@ caf::error sqlite_store::commit() {
     return caf::none;
   } catch (...) {
     return on_exception();
+  }
+}
+
+void sqlite_store::discard() {
+  try {
+    rollback();
+    changes_.clear();
+    group_pushes_.clear();
+    dropped_.clear();
+    lost_.clear();
+    replay_needed_ = false;
+    rollback_cause_ = caf::none;
+    if (!broken_)
+      if (auto err = load_queue(false))
+        broken_ = std::move(err);
+  } catch (...) {
+    static_cast<void>(on_exception());
   }
 }
 
@@ -1106,6 +1127,18 @@ std::vector<operation_record> sqlite_store::unfinished() {
 
 uint64_t sqlite_store::last_operation_id() {
   return last_id_;
+}
+
+caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
+                                                     const pool_options& opts) {
+  if (!opts.durable_path())
+    return std::shared_ptr<work_store>{std::make_shared<memory_store>()};
+  auto store =
+      sqlite_store::open(sys, *opts.durable_path(),
+                         sqlite_options{}.synchronous(opts.durability()));
+  if (!store)
+    return std::move(store.error());
+  return std::shared_ptr<work_store>{std::move(*store)};
 }
 
 } // namespace pool

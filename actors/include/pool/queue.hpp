@@ -1,27 +1,60 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include <caf/behavior.hpp>
+#include <caf/message.hpp>
+#include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "pool/work_store.hpp"
 
 namespace pool {
 
-/// State of a queue actor: only a handle on the store, which outlives the
-/// actor so that a respawned queue continues where a crashed one stopped.
+/// State of a queue actor: a handle on the store, which outlives the actor
+/// so that a respawned queue continues where a crashed one stopped, and,
+/// for a durable store, the answers held back until their group commits.
 struct queue_state {
   std::shared_ptr<work_store> store;
+
+  /// One answer waiting for the commit of its group.
+  struct held_answer {
+    caf::response_promise promise;
+    caf::message answer;
+    /// Set for an `add_work`: refused if the commit lost its push.
+    std::optional<attempt_id> push;
+  };
+
+  std::vector<held_answer> held;
+
+  /// A `q_flush` is in the mailbox.
+  bool flush_scheduled = false;
+
   static inline const char* name = "pool.queue";
 };
 
 /// The queue actor. Fronts `store`; spoken to by the shepherd only:
-/// - `(add_work, work_record, timespan delay)` -> `queue_counts`
+/// - `(add_work, work_record, timespan delay[, std::string key])` ->
+///   `queue_counts`
 /// - `(get_work)` -> `work_record` | `(no_work, timespan wait)`
 /// - `(count_work)` -> `queue_counts`
 /// - `(rm_work, uint64_t operation)` -> `queue_counts`
-/// A store error is returned to the requester; the entry was not added.
+/// - `(fin_work, uint64_t operation, message | error)` -> `queue_counts`
+/// - `(note_fail, uint64_t operation, attempt_failure)` -> `queue_counts`
+/// - `(find_key, std::string key, timespan window)` ->
+///   `(key_found, uint64_t operation)`
+/// - `(get_record, uint64_t operation)` -> `operation_record`
+/// Answers come in the order of the requests. A store error is returned to
+/// the requester; the entry was not added.
+///
+/// With a durable store, changes are grouped: every answer is held back
+/// until a `q_flush` (sent to itself behind whatever is in the mailbox)
+/// has committed the group, so one transaction covers many requests and an
+/// answer means "on disk". A new queue over a store discards the changes a
+/// dead predecessor had not committed; the shepherd sends the requests it
+/// has no answer for again.
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                           std::shared_ptr<work_store> store);
 

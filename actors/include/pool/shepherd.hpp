@@ -74,6 +74,23 @@ struct operation {
   /// The calling actor, watched only with `skip_orphaned`.
   caf::actor_addr caller;
   std::vector<attempt_failure> history;
+  /// Unique key (`enq_unique`); empty for none.
+  std::string key;
+};
+
+/// One submit on its way into the pool: waiting for room in a full queue,
+/// for the lookup of its unique key, or being accepted.
+struct submission {
+  caf::message payload;
+  caf::timespan delay{0};
+  /// `enqueue`: `promise` gets the operation id (for a durable store once
+  /// the operation is on disk), the outcome goes to `sender` as a message.
+  /// `submit`: `promise` gets the outcome.
+  bool tracked = false;
+  caf::strong_actor_ptr sender;
+  caf::response_promise promise;
+  /// Unique key; empty for none.
+  std::string key;
 };
 
 /// One message to the queue that still awaits its answer. The queue is a
@@ -82,7 +99,28 @@ struct operation {
 /// grows with the number of outstanding requests. When the queue is
 /// respawned, the exchanges still pending are sent again, in order.
 struct queue_exchange {
-  enum kind_type : uint8_t { add, get, count, stats, remove } kind;
+  enum kind_type : uint8_t {
+    add,
+    get,
+    count,
+    stats,
+    remove,
+    /// Durable stores: record an outcome, a failed attempt.
+    finish,
+    note,
+    /// Look up a unique key; an operation's record.
+    find_key,
+    lookup,
+  };
+
+  queue_exchange(kind_type k, attempt_id i = {},
+                 caf::actor_clock::time_point d = {}, caf::actor w = {},
+                 caf::response_promise p = {})
+      : kind(k), id(i), due(d), worker(std::move(w)), promise(std::move(p)) {
+    // nop
+  }
+
+  kind_type kind;
   /// `add`: the attempt whose entry is being added; `remove`: the
   /// operation whose entries are dropped.
   attempt_id id;
@@ -90,8 +128,14 @@ struct queue_exchange {
   caf::actor_clock::time_point due;
   /// `get`: the worker the answer is for.
   caf::actor worker;
-  /// `stats`: the caller waiting for a snapshot.
+  /// `stats`, `lookup`: the caller waiting for the answer; `add` of a
+  /// tracked submit to a durable store: the caller waiting for the id.
   caf::response_promise promise;
+  /// `finish`, `note`, `find_key`, `lookup`: the message sent to the queue
+  /// (sent again to a respawned queue).
+  caf::message sent;
+  /// `add`, `find_key`: the unique key.
+  std::string key;
 };
 
 class shepherd_state;
@@ -113,7 +157,7 @@ public:
   /// With `tracked`, replies the operation id at once and sends the
   /// outcome to the caller later as `op_done` / `op_failed`.
   caf::result<caf::message> submit(caf::message payload, caf::timespan delay,
-                                   bool tracked);
+                                   bool tracked, std::string key = {});
 
   /// The pool's figures; queue figures are filled in by the caller.
   pool_stats worker_stats() const;
@@ -228,10 +272,14 @@ private:
   /// Sends `ex` to the queue and records it as pending.
   void send_exchange(queue_exchange ex);
 
+  /// The kinds of answer the queue gives.
+  enum class answer_kind { counts, work, key, record };
+
+  static answer_kind answer_of(queue_exchange::kind_type kind);
+
   /// Takes the oldest pending exchange if the queue sent the current
-  /// message and the exchange is of kind `expected`.
-  std::optional<queue_exchange>
-  take_exchange(queue_exchange::kind_type expected);
+  /// message and that exchange expects an answer of kind `expected`.
+  std::optional<queue_exchange> take_exchange(answer_kind expected);
 
   /// Handles an error from the queue for its oldest pending exchange.
   void on_queue_error(caf::error& err);
@@ -258,9 +306,25 @@ private:
 
   /// Creates the operation and enqueues its first attempt; the outcome goes
   /// to `listener` if set, else to `promise`. Returns its id.
-  uint64_t accept(caf::message payload, caf::timespan delay,
-                  caf::strong_actor_ptr listener,
-                  caf::response_promise promise);
+  uint64_t accept(submission sub);
+
+  /// A unique submit whose key is not pending here: asks a durable store
+  /// whether it knows the key, else accepts it.
+  void submit_unique(submission sub);
+
+  /// The queue's answer to `find_key`: replies the known id to every submit
+  /// waiting for `key`, or accepts the first and replies its id to all.
+  void on_key_found(const std::string& key, uint64_t found);
+
+  /// `(op_status, id)`: the operation's record, from memory while it is
+  /// pending, else from a durable store.
+  caf::result<caf::message> status_of(uint64_t operation_id);
+
+  /// Records an outcome or a failed attempt in a durable store.
+  void record(queue_exchange::kind_type kind, caf::message sent);
+
+  /// Adopts the operations a durable store holds from an earlier run.
+  void adopt_unfinished();
 
   /// Whether a bounded queue has no room for another operation.
   bool full() const;
@@ -272,6 +336,9 @@ private:
   /// listener) and forgets it. Returns false if it was not pending.
   template <class Atom, class Outcome>
   bool settle(uint64_t operation_id, Atom tag, Outcome outcome);
+
+  /// Forgets an operation without telling anyone (its caller was told).
+  void forget(uint64_t operation_id);
 
   /// Completes an operation with its result and forgets it.
   void complete(uint64_t operation_id, caf::message result);
@@ -328,14 +395,13 @@ private:
   void release_caller(const operation& op);
 
   /// Submits waiting for room in a full queue, oldest first.
-  struct parked_submit {
-    caf::message payload;
-    caf::timespan delay;
-    bool tracked;
-    caf::strong_actor_ptr sender;
-    caf::response_promise promise;
-  };
-  std::deque<parked_submit> parked_;
+  std::deque<submission> parked_;
+  /// Whether the store is durable (outcomes and failures are recorded).
+  bool durable_ = false;
+  /// Unique keys of pending operations.
+  std::unordered_map<std::string, uint64_t> unique_keys_;
+  /// Unique submits waiting for the store's answer about their key.
+  std::unordered_map<std::string, std::vector<submission>> key_lookups_;
 
   log_hook log_;
   struct subscriber {

@@ -9,16 +9,36 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/expected.hpp>
+#include <caf/rtti_pair.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "pool/memory_store.hpp"
 #include "pool/options.hpp"
 #include "pool/shepherd.hpp"
+#include "pool/sqlite_store.hpp"
 #include "pool/worker.hpp"
 
 namespace pool {
 
 namespace detail {
+
+/// Names of the types in `Ts...` that `sys` cannot serialize (not
+/// registered), comma-separated; empty when all are known.
+template <class... Ts>
+std::string unserializable_types(caf::actor_system& sys,
+                                 caf::detail::type_list<Ts...>) {
+  std::string result;
+  auto& types = sys.types();
+  auto check = [&](auto rtti, const char* name) {
+    if (&types.portable_name(rtti) == &types.default_type_name() ||
+        types.portable_name(rtti) == types.default_type_name())
+      result += (result.empty() ? "" : ", ") + std::string{name};
+  };
+  (check(caf::make_rtti_pair<Ts>(),
+         caf::detail::pretty_type_name(typeid(Ts)).c_str()),
+   ...);
+  return result;
+}
 
 /// Validates `opts` and spawns a shepherd whose workers come from
 /// `spawn_worker` and whose input is `Args`.
@@ -32,6 +52,16 @@ spawn_shepherd(caf::actor_system& sys, pool_options opts,
   if (!store)
     return caf::make_error(pool_errc::invalid_option, std::string{"store"},
                            std::string{"must not be null"});
+  if (store->durable()) {
+    // Inputs are written to disk: CAF must know how to serialize them.
+    auto unknown = unserializable_types(sys, Args{});
+    if (!unknown.empty())
+      return caf::make_error(
+          pool_errc::invalid_option, std::string{"durable"},
+          "cannot store inputs of type " + unknown +
+              ": give the type an inspect overload and register it "
+              "(CAF_ADD_TYPE_ID in a type-ID block, add_message_types)");
+  }
   shepherd_config cfg;
   cfg.store = std::move(store);
   cfg.accepts = [](const caf::message& x) {
@@ -93,12 +123,16 @@ caf::expected<caf::actor> spawn_resource_pool(
       });
 }
 
-/// As above, with the default in-memory store.
+/// As above, with the store the options ask for: in memory by default, an
+/// SQLite file with `opts.durable(path)` (an error if it cannot be opened).
+/// Blocks while opening a durable store's file.
 template <class F>
 caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
                                      pool_options opts = {}) {
-  return spawn_pool(sys, std::move(fn), std::move(opts),
-                    std::make_shared<memory_store>());
+  auto store = store_for(sys, opts);
+  if (!store)
+    return std::move(store.error());
+  return spawn_pool(sys, std::move(fn), std::move(opts), std::move(*store));
 }
 
 /// Submits `xs...` from non-actor code and blocks until the outcome is

@@ -26,6 +26,20 @@ enum class worker_kind {
 /// Returns `"cooperative"` or `"dedicated"`.
 std::string to_string(worker_kind x);
 
+/// How hard a `sqlite_store` waits for the disk at each commit.
+enum class sqlite_sync {
+  /// `PRAGMA synchronous = FULL`: a committed change survives a process
+  /// crash and a power loss. The default.
+  full,
+  /// `PRAGMA synchronous = NORMAL`: a committed change survives a process
+  /// crash, not a power loss (the last commits may roll back then).
+  /// Faster: the WAL is synced at checkpoints only.
+  normal,
+};
+
+/// Returns `"full"` or `"normal"`.
+std::string to_string(sqlite_sync x);
+
 /// Returns `cores - 1`, at least 1: the default number of dedicated workers,
 /// leaving one core for the shepherd and the rest of the application.
 size_t default_dedicated_workers();
@@ -247,6 +261,40 @@ public:
     return autoscale_;
   }
 
+  /// Keeps the queue in an SQLite file at `path` (`pool::sqlite_store`):
+  /// accepted work survives a crash of the process and is run again by the
+  /// next pool over the same file (at-least-once); outcomes are recorded
+  /// for `op_status`. `sync` is `full` (survives a power loss) or `normal`
+  /// (survives a process crash, not a power loss). Payload types must be
+  /// serializable by CAF and known to the actor system. Default: in memory.
+  pool_options& durable(std::string path,
+                        sqlite_sync sync = sqlite_sync::full) {
+    durable_path_ = std::move(path);
+    sync_ = sync;
+    return *this;
+  }
+
+  /// The store file, if the pool is durable.
+  const std::optional<std::string>& durable_path() const noexcept {
+    return durable_path_;
+  }
+
+  sqlite_sync durability() const noexcept {
+    return sync_;
+  }
+
+  /// With a durable store, a unique submit (`enq_unique`) also matches an
+  /// operation with its key that finished within this window (Oban's
+  /// `unique period`); unfinished ones always match. Default: 0.
+  pool_options& unique_window(caf::timespan x) {
+    unique_window_ = x;
+    return *this;
+  }
+
+  caf::timespan unique_window() const noexcept {
+    return unique_window_;
+  }
+
   /// Where the pool's log lines go. Default: `default_log_hook()` (spdlog's
   /// logger `"pool"`, stderr).
   pool_options& log(log_hook hook) {
@@ -283,6 +331,9 @@ private:
   std::optional<caf::timespan> backlog_alarm_;
   std::optional<autoscale_limits> autoscale_;
   log_hook log_;
+  std::optional<std::string> durable_path_;
+  sqlite_sync sync_ = sqlite_sync::full;
+  caf::timespan unique_window_{0};
 };
 
 } // namespace pool

@@ -15,26 +15,13 @@
 #include <caf/fwd.hpp>
 #include <caf/timespan.hpp>
 
+#include "pool/options.hpp"
 #include "pool/work_store.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace pool {
-
-/// How hard a `sqlite_store` waits for the disk at each commit.
-enum class sqlite_sync {
-  /// `PRAGMA synchronous = FULL`: a committed change survives a process
-  /// crash and a power loss. The default.
-  full,
-  /// `PRAGMA synchronous = NORMAL`: a committed change survives a process
-  /// crash, not a power loss (the last commits may roll back then).
-  /// Faster: the WAL is synced at checkpoints only.
-  normal,
-};
-
-/// Returns `"full"` or `"normal"`.
-std::string to_string(sqlite_sync x);
 
 /// How a `sqlite_store` opens its file, as one value with chained setters.
 /// Setters never fail; `validate()` (called by `sqlite_store::open`) names
@@ -186,6 +173,8 @@ public:
   }
 
   caf::error commit() override;
+
+  void discard() override;
 
   std::vector<attempt_id> lost_pushes() const override {
     return lost_;
@@ -365,5 +354,11 @@ private:
   /// every later call fails with it.
   caf::error broken_;
 };
+
+/// The store `opts` asks for: a `sqlite_store` on `opts.durable_path()`
+/// (synchronous as `opts.durability()`), else a `memory_store`. Blocks while
+/// opening the file.
+caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
+                                                     const pool_options& opts);
 
 } // namespace pool

@@ -9,6 +9,7 @@
 #include <caf/type_id.hpp>
 
 #include "pool/events.hpp"
+#include "pool/operation_record.hpp"
 #include "pool/stats.hpp"
 #include "pool/work_record.hpp"
 
@@ -24,6 +25,7 @@ CAF_ADD_TYPE_ID(pool, (pool::latency_summary))
 CAF_ADD_TYPE_ID(pool, (pool::attempt_failure))
 CAF_ADD_TYPE_ID(pool, (std::vector<pool::attempt_failure>))
 CAF_ADD_TYPE_ID(pool, (pool::pool_event))
+CAF_ADD_TYPE_ID(pool, (pool::operation_record))
 
 // -- callers -> shepherd ----------------------------------------------------
 
@@ -43,6 +45,13 @@ CAF_ADD_ATOM(pool, pool, enqueue_atom, "enqueue")
 CAF_ADD_ATOM(pool, pool, op_done_atom, "op_done")
 /// Outcome of an enqueued operation: `(op_failed, uint64_t id, error)`.
 CAF_ADD_ATOM(pool, pool, op_failed_atom, "op_failed")
+/// `(enq_unique, std::string key, In...)`: as enqueue, but when an
+/// operation with `key` is unfinished (or, with a durable store, finished
+/// within `unique_window`), replies that operation's id and adds nothing.
+CAF_ADD_ATOM(pool, pool, enqueue_unique_atom, "enq_unique")
+/// `(op_status, uint64_t id)`: replies the `operation_record` (a durable
+/// store also knows finished operations, across restarts).
+CAF_ADD_ATOM(pool, pool, op_status_atom, "op_status")
 /// `(cancel_op, uint64_t id)`: cancels a pending operation.
 CAF_ADD_ATOM(pool, pool, cancel_op_atom, "cancel_op")
 /// `(resize, uint64_t workers)`: grows or shrinks the local workers;
@@ -60,12 +69,31 @@ CAF_ADD_ATOM(pool, pool, unsubscribe_atom, "pool_unsub")
 
 // -- shepherd <-> queue -----------------------------------------------------
 
-/// `(add_work, work_record, timespan delay)`: replies `queue_counts`.
+/// `(add_work, work_record, timespan delay)` or
+/// `(add_work, work_record, timespan delay, std::string unique_key)`:
+/// replies `queue_counts`.
 CAF_ADD_ATOM(pool, pool, add_work_atom, "add_work")
 /// `(get_work)`: replies `work_record` or `(no_work, timespan wait)`.
 CAF_ADD_ATOM(pool, pool, get_work_atom, "get_work")
 /// Reply to `get_work` when nothing is due: `(no_work, timespan wait)`.
 CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
+/// `(fin_work, uint64_t operation, message result)` or
+/// `(fin_work, uint64_t operation, error)`: records the outcome in the store;
+/// replies `queue_counts`.
+CAF_ADD_ATOM(pool, pool, finish_work_atom, "fin_work")
+/// `(note_fail, uint64_t operation, attempt_failure)`: adds to the stored
+/// attempt history; replies `queue_counts`.
+CAF_ADD_ATOM(pool, pool, note_failure_atom, "note_fail")
+/// `(find_key, std::string key, timespan window)`: replies
+/// `(key_found, uint64_t operation)`, 0 when there is none.
+CAF_ADD_ATOM(pool, pool, find_key_atom, "find_key")
+/// Reply to `find_key`.
+CAF_ADD_ATOM(pool, pool, key_found_atom, "key_found")
+/// `(get_record, uint64_t operation)`: replies `operation_record` or an
+/// `unknown_operation` error.
+CAF_ADD_ATOM(pool, pool, get_record_atom, "get_record")
+/// Queue internal: commit the group of changes and release their answers.
+CAF_ADD_ATOM(pool, pool, flush_atom, "q_flush")
 /// `(count_work)`: replies `queue_counts`.
 CAF_ADD_ATOM(pool, pool, count_work_atom, "count_work")
 /// `(rm_work, uint64_t operation)`: drops the operation's entries;

@@ -80,6 +80,14 @@ public:
     return caf::none;
   }
 
+  /// Drops every change since the last successful `commit()`: the store
+  /// matches its file again. Called when a queue actor died in the middle
+  /// of a group, before its replacement sends the unanswered changes
+  /// again. Default: nothing (changes of a non-durable store are final).
+  virtual void discard() {
+    // nop
+  }
+
   /// The pushes dropped by the group that the last `commit()` reported as
   /// failed; empty after a successful one. Default: empty.
   virtual std::vector<attempt_id> lost_pushes() const {
