@@ -229,6 +229,8 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           ex->promise.deliver(ex->id.operation);
         }
         on_counts(counts);
+        if (ex->kind == queue_exchange::finish)
+          check_drained(); // its outcome is on disk now
       },
       [this](key_found_atom, uint64_t found) {
         if (auto ex = take_exchange(answer_kind::key))
@@ -1025,6 +1027,7 @@ void shepherd_state::on_queue_error(caf::error& err) {
       // The caller has its outcome; only the store's record is missing.
       log(log_level::error,
           "the store could not record an outcome: " + describe(err));
+      check_drained();
       break;
     case queue_exchange::count:
     case queue_exchange::remove:
@@ -1256,6 +1259,12 @@ caf::result<void> shepherd_state::drain(std::optional<caf::timespan> deadline) {
 void shepherd_state::check_drained() {
   if (!draining_ || !operations_.empty() || !parked_.empty() ||
       drain_promises_.empty())
+    return;
+  // A durable store has recorded every outcome before the drain is done.
+  auto recording = [](const queue_exchange& ex) {
+    return ex.kind == queue_exchange::finish || ex.kind == queue_exchange::note;
+  };
+  if (std::any_of(exchanges_.begin(), exchanges_.end(), recording))
     return;
   for (auto& rp : drain_promises_)
     rp.deliver(caf::unit);
