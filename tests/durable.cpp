@@ -35,9 +35,14 @@ struct durable_fixture : deterministic {
   std::string file = tmp.path + "/pool.db";
   job_log log;
 
+  /// Commits as soon as the queue's mailbox is drained: simulated time only
+  /// moves when a test says so.
   pool::pool_options options(size_t workers = 1) {
-    return pool::pool_options{}.workers(workers).durable(file).log(
-        pool::silent_log_hook());
+    return pool::pool_options{}
+        .workers(workers)
+        .durable(file)
+        .commit_interval(caf::timespan{0})
+        .log(pool::silent_log_hook());
   }
 
   caf::actor start(pool::pool_options opts) {
@@ -133,6 +138,28 @@ TEST_CASE_FIXTURE(durable_fixture, "many submits are grouped into one commit" *
   frozen.clear();
   run();
   CHECK(stats_of(pool).completed == 100);
+}
+
+TEST_CASE_FIXTURE(durable_fixture,
+                  "commits are spaced by the commit interval, a lone submit "
+                  "after a quiet spell is committed at once" *
+                      doctest::timeout(30)) {
+  auto pool = start(options().commit_interval(5ms));
+  frozen = "pool.worker";
+  self->send(pool, pool::enqueue_atom_v, 1);
+  run();
+  CHECK(replies() == 1); // the first commit: nothing to wait for
+  self->send(pool, pool::enqueue_atom_v, 2);
+  self->send(pool, pool::enqueue_atom_v, 3);
+  run();
+  CHECK(replies() == 1); // within 5 ms of the last commit: grouped, held
+  advance(5ms);
+  CHECK(replies() == 3); // one commit for both
+  advance(1h);
+  self->send(pool, pool::enqueue_atom_v, 4);
+  run();
+  CHECK(replies() == 4); // after a quiet spell: at once
+  frozen.clear();
 }
 
 TEST_CASE_FIXTURE(durable_fixture,

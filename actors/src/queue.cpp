@@ -34,7 +34,12 @@ caf::result<caf::message> answer(queue_self self, caf::message msg,
                                              std::move(msg), push});
   if (!st.flush_scheduled) {
     st.flush_scheduled = true;
-    self->send(self, flush_atom_v);
+    auto now = self->clock().now();
+    auto next = st.last_commit ? *st.last_commit + st.commit_interval : now;
+    if (next <= now)
+      self->send(self, flush_atom_v);
+    else
+      self->delayed_send(self, next - now, flush_atom_v);
   }
   return caf::delegated<caf::message>{};
 }
@@ -52,9 +57,12 @@ void flush(queue_self self) {
   auto& st = self->state;
   st.flush_scheduled = false;
   auto err = st.store->commit();
+  st.last_commit = self->clock().now();
   auto lost = err ? st.store->lost_pushes() : std::vector<attempt_id>{};
   auto held = std::move(st.held);
   st.held.clear();
+  st.uncommitted.clear();
+  st.work_held = false;
   for (auto& x : held) {
     if (x.push && std::find(lost.begin(), lost.end(), *x.push) != lost.end())
       x.promise.deliver(err);
@@ -75,14 +83,18 @@ caf::result<caf::message> add(queue_self self, work_record& record,
       return refuse(self, std::move(err));
   if (auto err = store.push(std::move(record), now + delay, now))
     return refuse(self, std::move(err));
+  if (store.durable())
+    self->state.uncommitted.insert(id.operation);
   return answer(self, caf::make_message(counts_of(store, now)), id);
 }
 
 } // namespace
 
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
-                          std::shared_ptr<work_store> store) {
+                          std::shared_ptr<work_store> store,
+                          caf::timespan commit_interval) {
   self->state.store = std::move(store);
+  self->state.commit_interval = commit_interval;
   // A predecessor may have died in the middle of a group.
   self->state.store->discard();
   auto counts = [self] {
@@ -95,14 +107,23 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       },
       [self](add_work_atom, work_record& record, caf::timespan delay,
              std::string& key) { return add(self, record, delay, &key); },
-      [self](get_work_atom) {
-        auto& store = *self->state.store;
+      [self](get_work_atom) -> caf::result<caf::message> {
+        auto& st = self->state;
         auto now = self->clock().now();
-        if (auto record = store.pop_due(now))
-          return answer(self, caf::make_message(std::move(*record)));
-        auto due = store.next_due(now);
-        auto wait = due ? *due - now : caf::timespan::max();
-        return answer(self, caf::make_message(no_work_atom_v, wait));
+        caf::message msg;
+        auto hold = st.work_held;
+        if (auto record = st.store->pop_due(now)) {
+          hold = hold || st.uncommitted.count(record->id.operation) > 0;
+          msg = caf::make_message(std::move(*record));
+        } else {
+          auto due = st.store->next_due(now);
+          auto wait = due ? *due - now : caf::timespan::max();
+          msg = caf::make_message(no_work_atom_v, wait);
+        }
+        if (!hold)
+          return msg;
+        st.work_held = true;
+        return answer(self, std::move(msg));
       },
       [self, counts](remove_work_atom, uint64_t operation) {
         self->state.store->remove(operation);
@@ -137,10 +158,11 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       },
       [self](get_record_atom, uint64_t operation) -> caf::result<caf::message> {
         // Reads change nothing, but must not overtake held answers.
-        if (auto record = self->state.store->lookup(operation))
-          return answer(self, caf::make_message(std::move(*record)));
-        return refuse(self,
-                      caf::make_error(pool_errc::unknown_operation, operation));
+        // An unknown operation is answered with an empty record (id 0):
+        // errors are reserved for answers of the counts kind.
+        auto record = self->state.store->lookup(operation);
+        return answer(self, caf::make_message(record ? std::move(*record)
+                                                     : operation_record{}));
       },
       [self](flush_atom) { flush(self); },
   };

@@ -30,8 +30,7 @@ shepherd_state::~shepherd_state() {
   // (each holds a reference, so then the actor is still whole). Listeners
   // of enqueued operations are told with anonymous messages.
   auto promised =
-      std::any_of(
-          exchanges_.begin(), exchanges_.end(),
+      any_exchange(
           [](const queue_exchange& ex) { return ex.promise.pending(); }) ||
       !parked_.empty() || !key_lookups_.empty() ||
       std::any_of(operations_.begin(), operations_.end(),
@@ -50,9 +49,10 @@ shepherd_state::~shepherd_state() {
       kvp.second.promise.deliver(err);
   }
   operations_.clear();
-  for (auto& ex : exchanges_)
-    if (ex.promise.pending())
-      ex.promise.deliver(err);
+  for (auto& fifo : exchanges_)
+    for (auto& ex : fifo)
+      if (ex.promise.pending())
+        ex.promise.deliver(err);
   for (auto& p : parked_)
     p.promise.deliver(err);
   for (auto& kvp : key_lookups_)
@@ -79,7 +79,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
   durable_ = cfg_.store->durable();
   if (durable_)
     adopt_unfinished(); // before the queue actor uses the store
-  queue_ = self->spawn(queue_actor, cfg_.store);
+  queue_ = self->spawn(queue_actor, cfg_.store, cfg_.options.commit_interval());
   self->monitor(queue_);
   configured_ = opts.workers();
   for (size_t i = 0; i < configured_; ++i)
@@ -237,7 +237,13 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           on_key_found(ex->key, found);
       },
       [this](operation_record& rec) {
-        if (auto ex = take_exchange(answer_kind::record))
+        auto ex = take_exchange(answer_kind::record);
+        if (!ex)
+          return;
+        if (rec.id == 0) // the store does not know it
+          ex->promise.deliver(
+              caf::make_error(pool_errc::unknown_operation, ex->id.operation));
+        else
           ex->promise.deliver(std::move(rec));
       },
       [this](work_record& record) {
@@ -411,8 +417,11 @@ caf::result<caf::message> shepherd_state::status_of(uint64_t operation_id) {
   }
   if (!durable_)
     return caf::make_error(pool_errc::unknown_operation, operation_id);
-  queue_exchange ex{
-      queue_exchange::lookup, {}, {}, {}, self_->make_response_promise()};
+  queue_exchange ex{queue_exchange::lookup,
+                    attempt_id{operation_id, 0},
+                    {},
+                    {},
+                    self_->make_response_promise()};
   ex.sent = caf::make_message(get_record_atom_v, operation_id);
   send_exchange(std::move(ex));
   return caf::delegated<caf::message>{};
@@ -944,7 +953,9 @@ void shepherd_state::send_exchange(queue_exchange ex) {
       self_->send(queue_, ex.sent);
       break;
   }
-  exchanges_.push_back(std::move(ex));
+  if (ex.seq == 0)
+    ex.seq = next_exchange_++;
+  exchanges_of(answer_of(ex.kind)).push_back(std::move(ex));
 }
 
 void shepherd_state::request_work(const caf::actor& worker) {
@@ -977,20 +988,21 @@ shepherd_state::answer_of(queue_exchange::kind_type kind) {
 
 std::optional<queue_exchange>
 shepherd_state::take_exchange(answer_kind expected) {
-  if (self_->current_sender() != queue_ || exchanges_.empty())
+  auto& fifo = exchanges_of(expected);
+  if (self_->current_sender() != queue_ || fifo.empty())
     return std::nullopt; // Not from our queue: a stranger's message.
-  if (answer_of(exchanges_.front().kind) != expected)
-    return std::nullopt;
-  auto result = std::move(exchanges_.front());
-  exchanges_.pop_front();
+  auto result = std::move(fifo.front());
+  fifo.pop_front();
   return result;
 }
 
 void shepherd_state::on_queue_error(caf::error& err) {
-  if (self_->current_sender() != queue_ || exchanges_.empty())
+  // Only requests answered with counts can fail.
+  auto& fifo = exchanges_of(answer_kind::counts);
+  if (self_->current_sender() != queue_ || fifo.empty())
     return;
-  auto ex = std::move(exchanges_.front());
-  exchanges_.pop_front();
+  auto ex = std::move(fifo.front());
+  fifo.pop_front();
   switch (ex.kind) {
     case queue_exchange::add:
       if (ex.promise.pending()) {
@@ -1039,13 +1051,21 @@ void shepherd_state::restart_queue() {
   if (!note_restart())
     return;
   ++totals_.queue_restarts;
-  queue_ = self_->spawn(queue_actor, cfg_.store);
+  queue_ =
+      self_->spawn(queue_actor, cfg_.store, cfg_.options.commit_interval());
   self_->monitor(queue_);
   // Answers travel in order and before the down message, so whatever is
   // still pending never reached the old queue's store (or its answer would
   // have arrived): sending it again neither loses nor duplicates entries.
-  auto pending = std::move(exchanges_);
-  exchanges_.clear();
+  std::vector<queue_exchange> pending;
+  for (auto& fifo : exchanges_) {
+    std::move(fifo.begin(), fifo.end(), std::back_inserter(pending));
+    fifo.clear();
+  }
+  std::sort(pending.begin(), pending.end(),
+            [](const queue_exchange& x, const queue_exchange& y) {
+              return x.seq < y.seq;
+            });
   for (auto& ex : pending)
     send_exchange(std::move(ex));
 }
@@ -1264,7 +1284,7 @@ void shepherd_state::check_drained() {
   auto recording = [](const queue_exchange& ex) {
     return ex.kind == queue_exchange::finish || ex.kind == queue_exchange::note;
   };
-  if (std::any_of(exchanges_.begin(), exchanges_.end(), recording))
+  if (any_exchange(recording))
     return;
   for (auto& rp : drain_promises_)
     rp.deliver(caf::unit);

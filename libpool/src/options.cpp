@@ -68,6 +68,8 @@ caf::error pool_options::validate() const {
     return bad("backlog_alarm", "must be greater than zero");
   if (durable_path_ && durable_path_->empty())
     return bad("durable", "needs a file path");
+  if (commit_interval_ < caf::timespan::zero())
+    return bad("commit_interval", "must not be negative");
   if (unique_window_ < caf::timespan::zero())
     return bad("unique_window", "must not be negative");
   if (autoscale_ &&

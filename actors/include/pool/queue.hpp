@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include <caf/behavior.hpp>
@@ -32,6 +33,19 @@ struct queue_state {
   /// A `q_flush` is in the mailbox.
   bool flush_scheduled = false;
 
+  caf::timespan commit_interval{0};
+
+  /// When the last group was committed, if any was.
+  std::optional<caf::actor_clock::time_point> last_commit;
+
+  /// Operations pushed in the open group: not handed out before it commits
+  /// (so a durable submit is acknowledged before its work runs).
+  std::unordered_set<uint64_t> uncommitted;
+
+  /// A `get_work` answer is held in the open group: later ones wait too,
+  /// so that `get_work` answers stay in order.
+  bool work_held = false;
+
   static inline const char* name = "pool.queue";
 };
 
@@ -49,13 +63,24 @@ struct queue_state {
 /// Answers come in the order of the requests. A store error is returned to
 /// the requester; the entry was not added.
 ///
-/// With a durable store, changes are grouped: every answer is held back
-/// until a `q_flush` (sent to itself behind whatever is in the mailbox)
-/// has committed the group, so one transaction covers many requests and an
-/// answer means "on disk". A new queue over a store discards the changes a
-/// dead predecessor had not committed; the shepherd sends the requests it
-/// has no answer for again.
+/// With a durable store, changes are grouped: answers to changes are held
+/// back until a `q_flush` (sent to itself behind whatever is in the
+/// mailbox) has committed the group, so one transaction covers many
+/// requests and an answer means "on disk". `get_work` is answered at once
+/// (a hand-out need not be durable: at worst the work runs again), unless
+/// it hands out an entry pushed in the open group: then it, and the
+/// `get_work` answers after it, wait for the commit. Each kind of answer
+/// (counts, work, key, record) stays in order. A new queue over a store
+/// discards the changes a dead predecessor had not committed; the shepherd
+/// sends the requests it has no answer for again.
+///
+/// `commit_interval` spaces commits out: a group is committed once the
+/// mailbox holds nothing before its `q_flush`, but not sooner than
+/// `commit_interval` after the previous commit, so that under load one
+/// commit (one disk sync) covers many requests, while a lone request after
+/// a quiet spell is committed at once.
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
-                          std::shared_ptr<work_store> store);
+                          std::shared_ptr<work_store> store,
+                          caf::timespan commit_interval = caf::timespan{0});
 
 } // namespace pool

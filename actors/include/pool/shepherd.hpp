@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -94,10 +96,12 @@ struct submission {
 };
 
 /// One message to the queue that still awaits its answer. The queue is a
-/// single actor answering in order, so answers are matched first-in,
-/// first-out; this avoids CAF 0.17's per-request bookkeeping, whose cost
-/// grows with the number of outstanding requests. When the queue is
-/// respawned, the exchanges still pending are sent again, in order.
+/// single actor answering each kind of answer in order, so answers are
+/// matched first-in, first-out per kind (a durable queue holds some answers
+/// back until its commit, so kinds may interleave differently); this avoids
+/// CAF 0.17's per-request bookkeeping, whose cost grows with the number of
+/// outstanding requests. When the queue is respawned, the exchanges still
+/// pending are sent again, in their original order.
 struct queue_exchange {
   enum kind_type : uint8_t {
     add,
@@ -121,6 +125,8 @@ struct queue_exchange {
   }
 
   kind_type kind;
+  /// Order in which the exchange was first sent.
+  uint64_t seq = 0;
   /// `add`: the attempt whose entry is being added; `remove`: the
   /// operation whose entries are dropped.
   attempt_id id;
@@ -163,6 +169,9 @@ public:
   pool_stats worker_stats() const;
 
 private:
+  /// The kinds of answer the queue gives.
+  enum class answer_kind { counts, work, key, record };
+
   using key_type = caf::actor_control_block*;
   using time_point = caf::actor_clock::time_point;
 
@@ -272,9 +281,6 @@ private:
   /// Sends `ex` to the queue and records it as pending.
   void send_exchange(queue_exchange ex);
 
-  /// The kinds of answer the queue gives.
-  enum class answer_kind { counts, work, key, record };
-
   static answer_kind answer_of(queue_exchange::kind_type kind);
 
   /// Takes the oldest pending exchange if the queue sent the current
@@ -360,7 +366,22 @@ private:
   shepherd_config cfg_;
   std::optional<backoff> backoff_;
   caf::actor queue_;
-  std::deque<queue_exchange> exchanges_;
+  /// Pending exchanges, one FIFO per kind of answer.
+  std::array<std::deque<queue_exchange>, 4> exchanges_;
+  uint64_t next_exchange_ = 1;
+
+  std::deque<queue_exchange>& exchanges_of(answer_kind kind) {
+    return exchanges_[static_cast<size_t>(kind)];
+  }
+
+  /// Whether any pending exchange satisfies `pred`.
+  template <class Predicate>
+  bool any_exchange(Predicate pred) const {
+    for (auto& fifo : exchanges_)
+      if (std::any_of(fifo.begin(), fifo.end(), pred))
+        return true;
+    return false;
+  }
   std::unordered_map<key_type, worker_slot> workers_;
   /// Sleeping workers, most recently slept last.
   std::vector<key_type> sleeping_;

@@ -283,6 +283,20 @@ public:
     return sync_;
   }
 
+  /// With a durable store: the least time between two commits. Under load
+  /// one commit (one disk sync) then covers everything that arrived within
+  /// it; a lone submit after a quiet spell is committed at once. Longer
+  /// intervals trade acknowledgement latency for throughput.
+  /// Default 1 ms.
+  pool_options& commit_interval(caf::timespan x) {
+    commit_interval_ = x;
+    return *this;
+  }
+
+  caf::timespan commit_interval() const noexcept {
+    return commit_interval_;
+  }
+
   /// With a durable store, a unique submit (`enq_unique`) also matches an
   /// operation with its key that finished within this window (Oban's
   /// `unique period`); unfinished ones always match. Default: 0.
@@ -334,6 +348,7 @@ private:
   std::optional<std::string> durable_path_;
   sqlite_sync sync_ = sqlite_sync::full;
   caf::timespan unique_window_{0};
+  caf::timespan commit_interval_ = std::chrono::milliseconds(1);
 };
 
 } // namespace pool
