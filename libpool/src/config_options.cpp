@@ -36,7 +36,13 @@ void declare_options(caf::config_option_set& options,
       .add<caf::timespan>("autoscale-grow-after",
                           "autoscaling: backlog time before growing")
       .add<caf::timespan>("autoscale-shrink-after",
-                          "autoscaling: idle time before a worker stops");
+                          "autoscaling: idle time before a worker stops")
+      .add<std::string>("durable", "keep the queue in this SQLite file")
+      .add<std::string>("durable-sync", "full (default) or normal")
+      .add<caf::timespan>("commit-interval",
+                          "durable: least time between two commits")
+      .add<caf::timespan>("unique-window",
+                          "durable: how long a finished unique key matches");
 }
 
 caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
@@ -123,6 +129,20 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
                    caf::get_or(cfg, key("autoscale-shrink-after"),
                                caf::timespan{std::chrono::seconds(60)}));
   }
+  if (auto x = caf::get_if<std::string>(&cfg, key("durable"))) {
+    auto sync = sqlite_sync::full;
+    if (auto s = caf::get_if<std::string>(&cfg, key("durable-sync"))) {
+      if (*s == "normal")
+        sync = sqlite_sync::normal;
+      else if (*s != "full")
+        return bad("durable_sync", "must be full or normal");
+    }
+    opts.durable(*x, sync);
+  }
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("commit-interval")))
+    opts.commit_interval(*x);
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("unique-window")))
+    opts.unique_window(*x);
   if (auto err = opts.validate())
     return err;
   return opts;

@@ -13,23 +13,10 @@ namespace pool {
 /// `caf-application.ini` (`[pool]` then `workers=8`). Call it from your
 /// config's constructor: `pool::declare_options(custom_options_);`.
 ///
-/// | name | type | default |
-/// | --- | --- | --- |
-/// | `workers` | integer | 4 (dedicated: cores − 1) |
-/// | `dedicated` | boolean | false |
-/// | `max-attempts` | integer | 1 |
-/// | `backoff-initial`, `backoff-max` | timespan | 100ms, 30s |
-/// | `backoff-multiplier`, `jitter` | real | 2.0, 0.2 |
-/// | `seed` | integer | random |
-/// | `attempt-timeout` | timespan | none |
-/// | `max-restarts`, `restart-window` | integer, timespan | 10, 10s |
-/// | `skip-orphaned` | boolean | false |
-/// | `name` | string | `pool` |
-/// | `capacity`, `wait-when-full` | integer | unbounded, 0 |
-/// | `overload-threshold`, `overload-interval` | integer, timespan | 100 ×
-/// workers, 60s | | `backlog-alarm` | timespan | off | | `autoscale-min`,
-/// `autoscale-max` | integer | off (set both) | | `autoscale-grow-after`,
-/// `autoscale-shrink-after` | timespan | 10s, 60s |
+/// Names, types and defaults: the table in docs/operations.md
+/// ("Configuration"), e.g. `workers`, `dedicated`, `max-attempts`,
+/// `attempt-timeout`, `capacity`, `backlog-alarm`, `autoscale-min`,
+/// `durable`.
 void declare_options(caf::config_option_set& options,
                      caf::string_view category = "pool");
 

@@ -1,0 +1,245 @@
+#include "bench_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <malloc.h>
+#include <numeric>
+#include <sstream>
+#include <unistd.h>
+
+#include <pool/configure.hpp>
+
+namespace bench {
+
+bool settings::wants(const std::string& workload) const {
+  return only.empty() ||
+         std::find(only.begin(), only.end(), workload) != only.end();
+}
+
+spread spread_of(std::vector<double> xs) {
+  if (xs.empty())
+    return {};
+  std::sort(xs.begin(), xs.end());
+  auto n = xs.size();
+  auto median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+  return {median, xs.front(), xs.back()};
+}
+
+double quantile(std::vector<double>& xs, double q) {
+  if (xs.empty())
+    return 0;
+  std::sort(xs.begin(), xs.end());
+  auto rank =
+      static_cast<size_t>(std::ceil(q * static_cast<double>(xs.size())));
+  return xs[std::clamp<size_t>(rank, 1, xs.size()) - 1];
+}
+
+double mean_of(const std::vector<double>& xs) {
+  if (xs.empty())
+    return 0;
+  return std::accumulate(xs.begin(), xs.end(), 0.0) /
+         static_cast<double>(xs.size());
+}
+
+int64_t resident_bytes() {
+  std::ifstream in{"/proc/self/statm"};
+  int64_t size = 0;
+  int64_t resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+void trim_heap() {
+  malloc_trim(0);
+}
+
+cpu_ticks read_cpu_ticks() {
+  cpu_ticks result;
+  {
+    // cpu  user nice system idle iowait irq softirq steal ...
+    std::ifstream in{"/proc/stat"};
+    std::string label;
+    int64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0,
+            softirq = 0, steal = 0;
+    in >> label >> user >> nice >> system >> idle >> iowait >> irq >> softirq >>
+        steal;
+    result.machine = user + nice + system + irq + softirq + steal;
+  }
+  {
+    // pid (comm) state ... field 14 utime, 15 stime; comm may hold spaces.
+    std::ifstream in{"/proc/self/stat"};
+    std::string line;
+    std::getline(in, line);
+    auto close = line.rfind(')');
+    if (close != std::string::npos) {
+      std::istringstream rest{line.substr(close + 2)};
+      std::string field;
+      int64_t utime = 0;
+      int64_t stime = 0;
+      for (int i = 3; i <= 15 && rest >> field; ++i) {
+        if (i == 14)
+          utime = std::stoll(field);
+        else if (i == 15)
+          stime = std::stoll(field);
+      }
+      result.self = utime + stime;
+    }
+  }
+  return result;
+}
+
+int64_t ticks_per_second() {
+  return static_cast<int64_t>(sysconf(_SC_CLK_TCK));
+}
+
+std::string cpu_model() {
+  std::ifstream in{"/proc/cpuinfo"};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto first = line.find_first_not_of(' ', colon + 1);
+        return first == std::string::npos ? std::string{} : line.substr(first);
+      }
+    }
+  }
+  return "unknown";
+}
+
+csv_file::csv_file(const settings& cfg, const std::string& name,
+                   const std::string& header) {
+  if (cfg.out_dir.empty())
+    return;
+  auto path = cfg.out_dir + "/" + name;
+  file_ = std::fopen(path.c_str(), "w");
+  if (file_ == nullptr) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    return;
+  }
+  row(header);
+}
+
+csv_file::~csv_file() {
+  if (file_ != nullptr)
+    std::fclose(file_);
+}
+
+void csv_file::row(const std::string& row) {
+  if (file_ == nullptr)
+    return;
+  std::fputs(row.c_str(), file_);
+  std::fputc('\n', file_);
+}
+
+system_config::system_config(std::optional<size_t> threads,
+                             std::optional<size_t> aggressive_polls) {
+  pool::configure(*this);
+  if (threads)
+    set("scheduler.max-threads", *threads);
+  if (aggressive_polls)
+    set("work-stealing.aggressive-poll-attempts", *aggressive_polls);
+}
+
+cv_thread_pool::cv_thread_pool(size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    threads_.emplace_back([this] { run(); });
+}
+
+cv_thread_pool::~cv_thread_pool() {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_)
+    t.join();
+}
+
+void cv_thread_pool::submit(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void cv_thread_pool::run() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> guard{mtx_};
+      cv_.wait(guard, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty())
+        return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+double run_cv_window(cv_thread_pool& pool, size_t n, size_t window) {
+  struct channel {
+    std::mutex mtx;
+    std::condition_variable cv;
+    std::vector<int32_t> replies;
+  } replies;
+  size_t submitted = 0;
+  size_t completed = 0;
+  std::vector<int32_t> taken;
+  auto t0 = clock_type::now();
+  while (completed < n) {
+    for (; submitted < n && submitted - completed < window; ++submitted) {
+      auto x = static_cast<int32_t>(submitted);
+      pool.submit([&replies, x] {
+        {
+          std::lock_guard<std::mutex> guard{replies.mtx};
+          replies.replies.push_back(x * 2);
+        }
+        replies.cv.notify_one();
+      });
+    }
+    {
+      std::unique_lock<std::mutex> guard{replies.mtx};
+      replies.cv.wait(guard, [&] { return !replies.replies.empty(); });
+      taken.swap(replies.replies);
+    }
+    completed += taken.size();
+    taken.clear();
+  }
+  return seconds_between(t0, clock_type::now());
+}
+
+std::vector<double> run_cv_sequential(cv_thread_pool& pool, size_t n,
+                                      std::chrono::microseconds gap) {
+  struct channel {
+    std::mutex mtx;
+    std::condition_variable cv;
+    std::optional<int32_t> reply;
+  } ch;
+  std::vector<double> samples;
+  samples.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto x = static_cast<int32_t>(i);
+    auto t0 = clock_type::now();
+    pool.submit([&ch, x] {
+      {
+        std::lock_guard<std::mutex> guard{ch.mtx};
+        ch.reply = x * 2;
+      }
+      ch.cv.notify_one();
+    });
+    {
+      std::unique_lock<std::mutex> guard{ch.mtx};
+      ch.cv.wait(guard, [&] { return ch.reply.has_value(); });
+      ch.reply.reset();
+    }
+    samples.push_back(static_cast<double>(ns_between(t0, clock_type::now())));
+    std::this_thread::sleep_for(gap);
+  }
+  return samples;
+}
+
+} // namespace bench

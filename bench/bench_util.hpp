@@ -1,0 +1,265 @@
+#pragma once
+
+// Shared pieces of the benchmark: settings, timing and summary statistics,
+// resident memory, CSV output, the actor systems each workload starts, the
+// request drivers, and the mutex + condition-variable thread pool baseline.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/atom.hpp>
+#include <caf/event_based_actor.hpp>
+
+namespace bench {
+
+using clock_type = std::chrono::steady_clock;
+using time_point = clock_type::time_point;
+
+/// The benchmark's own atoms (never sent to a pool).
+using next_atom = caf::atom_constant<caf::atom("b_next")>;
+using arrive_atom = caf::atom_constant<caf::atom("b_arrive")>;
+
+/// Command-line settings shared by every workload.
+struct settings {
+  /// Smoke mode: small counts, one repetition.
+  bool quick = false;
+  /// Where raw results go; empty: print only.
+  std::string out_dir;
+  /// Workloads to run; empty: all.
+  std::vector<std::string> only;
+
+  bool wants(const std::string& workload) const;
+
+  /// `full` normally, `small` in quick mode.
+  size_t count(size_t full, size_t small) const {
+    return quick ? small : full;
+  }
+};
+
+/// Seconds between two instants.
+inline double seconds_between(time_point t0, time_point t1) {
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+/// Nanoseconds between two instants.
+inline int64_t ns_between(time_point t0, time_point t1) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+}
+
+/// Median, minimum and maximum of repeated measurements.
+struct spread {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+
+spread spread_of(std::vector<double> xs);
+
+/// Nearest-rank quantile `q` in [0, 1] of `xs`; sorts `xs`.
+double quantile(std::vector<double>& xs, double q);
+
+/// Arithmetic mean; 0 for no samples.
+double mean_of(const std::vector<double>& xs);
+
+/// Resident set size of this process in bytes (from /proc/self/statm).
+int64_t resident_bytes();
+
+/// Hands freed heap pages back to the system, so that the next RSS delta
+/// measures new allocations rather than reuse.
+void trim_heap();
+
+/// CPU time used so far, in clock ticks: by the whole machine (all cores,
+/// from /proc/stat) and by this process (from /proc/self/stat).
+struct cpu_ticks {
+  int64_t machine = 0;
+  int64_t self = 0;
+};
+
+cpu_ticks read_cpu_ticks();
+
+/// Clock ticks per second (for `cpu_ticks`).
+int64_t ticks_per_second();
+
+/// "Intel(R) ..." from /proc/cpuinfo, or "unknown".
+std::string cpu_model();
+
+/// Appends rows to `<out_dir>/<name>`; does nothing without an out dir.
+/// Not synchronized: one writer per file, from one thread.
+class csv_file {
+public:
+  csv_file(const settings& cfg, const std::string& name,
+           const std::string& header);
+  ~csv_file();
+  csv_file(const csv_file&) = delete;
+  csv_file& operator=(const csv_file&) = delete;
+
+  /// Writes one row; `row` has no trailing newline.
+  void row(const std::string& row);
+
+  /// printf-style row.
+  template <class... Ts>
+  void rowf(const char* fmt, Ts... xs) {
+    if (file_ == nullptr)
+      return;
+    std::fprintf(file_, fmt, xs...);
+    std::fputc('\n', file_);
+  }
+
+private:
+  std::FILE* file_ = nullptr;
+};
+
+/// A CAF configuration with the pool's types registered; `threads` sets
+/// `scheduler.max-threads`, `aggressive_polls` sets
+/// `work-stealing.aggressive-poll-attempts` (how often an idle scheduler
+/// thread polls before it starts sleeping between polls); otherwise CAF's
+/// defaults apply.
+struct system_config : caf::actor_system_config {
+  explicit system_config(std::optional<size_t> threads = std::nullopt,
+                         std::optional<size_t> aggressive_polls = std::nullopt);
+};
+
+/// Outcome of a windowed run.
+struct window_result {
+  double seconds = 0;
+  size_t errors = 0;
+};
+
+namespace detail {
+
+struct window_run {
+  size_t n = 0;
+  size_t window = 0;
+  size_t sent = 0;
+  size_t done = 0;
+  size_t errors = 0;
+  time_point start;
+  std::promise<window_result> result;
+};
+
+template <class Reply, class Issue>
+void window_pump(caf::event_based_actor* self, std::shared_ptr<window_run> run,
+                 Issue issue) {
+  while (run->sent < run->n && run->sent - run->done < run->window) {
+    auto i = run->sent++;
+    auto step = [self, run, issue] {
+      if (++run->done == run->n) {
+        run->result.set_value(
+            {seconds_between(run->start, clock_type::now()), run->errors});
+        self->quit();
+      } else {
+        window_pump<Reply>(self, run, issue);
+      }
+    };
+    issue(self, i).then([step](Reply&) { step(); },
+                        [run, step](caf::error&) {
+                          ++run->errors;
+                          step();
+                        });
+  }
+}
+
+} // namespace detail
+
+/// Issues `n` requests from one event-based actor, keeping `window` of them
+/// outstanding, and returns the elapsed time. `issue(self, i)` sends the
+/// i-th request and returns its response handle, whose reply is `Reply`.
+/// Blocks the calling (non-actor) thread until all replies arrived.
+template <class Reply, class Issue>
+window_result run_window(caf::actor_system& sys, size_t n, size_t window,
+                         Issue issue) {
+  auto run = std::make_shared<detail::window_run>();
+  run->n = n;
+  run->window = window;
+  auto result = run->result.get_future();
+  sys.spawn([run, issue](caf::event_based_actor* self) {
+    run->start = clock_type::now();
+    detail::window_pump<Reply>(self, run, issue);
+  });
+  return result.get();
+}
+
+/// Issues `n` requests one at a time, waiting `gap` after each reply so the
+/// target is idle again, and returns each request's round-trip time in ns.
+/// Blocks the calling (non-actor) thread until done.
+template <class Reply, class Issue>
+std::vector<double> run_sequential(caf::actor_system& sys, size_t n,
+                                   std::chrono::microseconds gap, Issue issue) {
+  struct state {
+    std::vector<double> samples;
+    std::promise<void> done;
+    size_t i = 0;
+  };
+  auto st = std::make_shared<state>();
+  st->samples.reserve(n);
+  auto done = st->done.get_future();
+  sys.spawn([st, n, gap, issue](caf::event_based_actor* self) {
+    auto next = [self, st, n, gap, issue](next_atom) {
+      auto t0 = clock_type::now();
+      auto record = [self, st, n, gap, t0] {
+        st->samples.push_back(
+            static_cast<double>(ns_between(t0, clock_type::now())));
+        if (++st->i == n) {
+          st->done.set_value();
+          self->quit();
+        } else {
+          self->delayed_send(self, gap, next_atom::value);
+        }
+      };
+      issue(self, st->i)
+          .then([record](Reply&) { record(); },
+                [record](caf::error&) { record(); });
+    };
+    self->send(self, next_atom::value);
+    return caf::behavior{next};
+  });
+  done.get();
+  return std::move(st->samples);
+}
+
+/// Baseline (3): a plain thread pool, one mutex and one condition variable
+/// around a FIFO of jobs. Jobs run in submission order on `n` threads.
+class cv_thread_pool {
+public:
+  explicit cv_thread_pool(size_t n);
+  ~cv_thread_pool();
+  cv_thread_pool(const cv_thread_pool&) = delete;
+  cv_thread_pool& operator=(const cv_thread_pool&) = delete;
+
+  /// Queues `job`; never blocks for long. Any thread.
+  void submit(std::function<void()> job);
+
+private:
+  void run();
+
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+/// Submits `n` jobs `x -> 2x` to `pool` from the calling thread, keeping
+/// `window` outstanding; each job replies through a mutex + condition
+/// variable channel. Returns the elapsed seconds.
+double run_cv_window(cv_thread_pool& pool, size_t n, size_t window);
+
+/// Submits `n` jobs one at a time from the calling thread, sleeping `gap`
+/// after each reply; returns each job's round-trip time in ns.
+std::vector<double> run_cv_sequential(cv_thread_pool& pool, size_t n,
+                                      std::chrono::microseconds gap);
+
+} // namespace bench

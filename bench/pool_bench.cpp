@@ -1,0 +1,137 @@
+// The pool's benchmark: every workload against its named baselines, in one
+// run on this machine. `--quick` is a smoke version (< 30 s); `--out DIR`
+// writes raw results (CSV per workload, meta.json) for bench/report.py.
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <caf/config.hpp>
+
+#include "workloads.hpp"
+
+namespace {
+
+void usage() {
+  std::puts("usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
+            "workloads: trivial bulk latency sweep workers queue uneven");
+}
+
+std::string utc_now() {
+  char buf[32];
+  auto t = std::time(nullptr);
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+void write_meta(const bench::settings& cfg) {
+  if (cfg.out_dir.empty())
+    return;
+  auto path = cfg.out_dir + "/meta.json";
+  auto* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr)
+    return;
+  std::fprintf(f,
+               "{\n  \"mode\": \"%s\",\n  \"date\": \"%s\",\n"
+               "  \"cpu\": \"%s\",\n  \"cores\": %u,\n"
+               "  \"caf_version\": \"%d.%d.%d\",\n  \"compiler\": \"%s\",\n"
+               "  \"optimized\": %s\n}\n",
+               cfg.quick ? "quick" : "full", utc_now().c_str(),
+               bench::cpu_model().c_str(), std::thread::hardware_concurrency(),
+               CAF_MAJOR_VERSION, CAF_MINOR_VERSION, CAF_PATCH_VERSION,
+               __VERSION__,
+#ifdef NDEBUG
+               "true"
+#else
+               "false"
+#endif
+  );
+  std::fclose(f);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bench::settings cfg;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--quick") {
+      cfg.quick = true;
+    } else if (arg == "--out" && i + 1 < argc) {
+      cfg.out_dir = argv[++i];
+    } else if (arg == "--only" && i + 1 < argc) {
+      std::string list = argv[++i];
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        auto comma = list.find(',', pos);
+        if (comma == std::string::npos)
+          comma = list.size();
+        if (comma > pos)
+          cfg.only.push_back(list.substr(pos, comma - pos));
+        pos = comma + 1;
+      }
+    } else if (arg == "--help" || arg == "-h") {
+      usage();
+      return 0;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (!cfg.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.out_dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "cannot create %s: %s\n", cfg.out_dir.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
+  }
+  write_meta(cfg);
+  std::printf("pool_bench (%s) on %s, %u cores, CAF %d.%d.%d\n",
+              cfg.quick ? "quick" : "full", bench::cpu_model().c_str(),
+              std::thread::hardware_concurrency(), CAF_MAJOR_VERSION,
+              CAF_MINOR_VERSION, CAF_PATCH_VERSION);
+  auto t0 = bench::clock_type::now();
+  struct workload {
+    const char* name;
+    void (*run)(const bench::settings&);
+  };
+  const workload all[] = {
+      {"trivial", bench::run_trivial}, {"bulk", bench::run_bulk},
+      {"latency", bench::run_latency}, {"sweep", bench::run_sweep},
+      {"workers", bench::run_workers}, {"queue", bench::run_queue},
+      {"uneven", bench::run_uneven},
+  };
+  // How busy the machine was meanwhile, with this process and without:
+  // other load on the cores skews every figure.
+  bench::csv_file load_out{cfg, "machine_load.csv",
+                           "workload,seconds,self_cpu_share,other_cpu_share"};
+  auto cores = std::max(1u, std::thread::hardware_concurrency());
+  for (auto& w : all) {
+    if (!cfg.wants(w.name))
+      continue;
+    auto start = bench::clock_type::now();
+    auto ticks0 = bench::read_cpu_ticks();
+    w.run(cfg);
+    auto ticks1 = bench::read_cpu_ticks();
+    auto seconds = bench::seconds_between(start, bench::clock_type::now());
+    auto capacity = seconds * cores * bench::ticks_per_second();
+    auto self = (ticks1.self - ticks0.self) / capacity;
+    auto other = std::max(
+        0.0, (ticks1.machine - ticks0.machine - (ticks1.self - ticks0.self)) /
+                 capacity);
+    load_out.rowf("%s,%.2f,%.3f,%.3f", w.name, seconds, self, other);
+    std::printf("   (%s: %.1f s; CPU busy: this process %.0f%%, other "
+                "processes %.0f%%)\n",
+                w.name, seconds, self * 100, other * 100);
+    std::fflush(stdout);
+  }
+  std::printf("done in %.1f s\n",
+              bench::seconds_between(t0, bench::clock_type::now()));
+  return 0;
+}

@@ -1,0 +1,36 @@
+#pragma once
+
+// The benchmark's workloads. Each one starts its own actor system(s),
+// prints a summary to stdout and, with an out dir, writes its raw results
+// as CSV files there (described in docs/benchmarks.md).
+
+#include "bench_util.hpp"
+
+namespace bench {
+
+/// Trivial jobs, one request per job, a window of 512 outstanding: the
+/// pool vs caf::actor_pool, one bare actor and a mutex + cv thread pool.
+void run_trivial(const settings& cfg);
+
+/// Bulk: a batch of inputs per submit, the pool vs caf::actor_pool.
+void run_bulk(const settings& cfg);
+
+/// One job at a time on an idle pool: latency vs a bare CAF request.
+void run_latency(const settings& cfg);
+
+/// Trivial jobs at workers (1, 2, 4) x scheduler threads (1, 2, default).
+void run_sweep(const settings& cfg);
+
+/// Sleeping jobs with uneven durations at Poisson arrivals on 2 dedicated
+/// workers: pull (the pool) vs round-robin push vs an ideal M/G/2 replay.
+void run_uneven(const settings& cfg);
+
+/// 1,000 and 10,000 cooperative workers: spawn time, idle memory, stats
+/// reply latency.
+void run_workers(const settings& cfg);
+
+/// 1,000,000 queued and delayed entries: memory and enqueue/dequeue cost,
+/// in pool::memory_store and through a pool.
+void run_queue(const settings& cfg);
+
+} // namespace bench
