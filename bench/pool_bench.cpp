@@ -17,8 +17,9 @@
 namespace {
 
 void usage() {
-  std::puts("usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
-            "workloads: trivial bulk latency sweep workers queue uneven");
+  std::puts(
+      "usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
+      "workloads: trivial bulk latency sweep workers queue durable uneven");
 }
 
 std::string utc_now() {
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
       {"trivial", bench::run_trivial}, {"bulk", bench::run_bulk},
       {"latency", bench::run_latency}, {"sweep", bench::run_sweep},
       {"workers", bench::run_workers}, {"queue", bench::run_queue},
-      {"uneven", bench::run_uneven},
+      {"durable", bench::run_durable}, {"uneven", bench::run_uneven},
   };
   // How busy the machine was meanwhile, with this process and without:
   // other load on the cores skews every figure.

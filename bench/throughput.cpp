@@ -2,6 +2,8 @@
 // actor_pool, a bare actor and a mutex + condition-variable thread pool.
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -308,6 +310,45 @@ void run_sweep(const settings& cfg) {
         caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
     }
   }
+}
+
+void run_durable(const settings& cfg) {
+  std::printf("== durable: trivial jobs, window %zu, 2 workers, SQLite FULL "
+              "and NORMAL vs in memory\n",
+              window);
+  system_config sys_cfg;
+  caf::actor_system sys{sys_cfg};
+  auto n = cfg.count(50000, 5000);
+  auto reps = cfg.count(5, 1);
+  csv_file out{cfg, "durable.csv", throughput_header};
+  char dir_name[] = "/tmp/pool-bench-XXXXXX";
+  auto dir = mkdtemp(dir_name);
+  if (dir == nullptr) {
+    std::perror("mkdtemp");
+    return;
+  }
+  {
+    auto opts = pool::pool_options{}.workers(2).log(pool::silent_log_hook());
+    auto memory = spawn_checked(pool::spawn_pool(sys, twice, opts));
+    auto full = spawn_checked(pool::spawn_pool(
+        sys, twice,
+        pool::pool_options{opts}.durable(std::string{dir} + "/full.db",
+                                         pool::sqlite_sync::full)));
+    auto normal = spawn_checked(pool::spawn_pool(
+        sys, twice,
+        pool::pool_options{opts}.durable(std::string{dir} + "/normal.db",
+                                         pool::sqlite_sync::normal)));
+    std::vector<target> targets{
+        pool_target(sys, "pool_memory", memory),
+        pool_target(sys, "pool_durable_full", full),
+        pool_target(sys, "pool_durable_normal", normal),
+    };
+    measure(cfg, out, "durable", targets, n, 1, reps);
+    for (auto& x : {memory, full, normal})
+      caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 } // namespace bench

@@ -15,6 +15,10 @@ void run_trivial(const settings& cfg);
 /// Bulk: a batch of inputs per submit, the pool vs caf::actor_pool.
 void run_bulk(const settings& cfg);
 
+/// Durable submit-and-complete throughput: SQLite FULL and NORMAL vs the
+/// in-memory store, trivial jobs, a window of 512.
+void run_durable(const settings& cfg);
+
 /// One job at a time on an idle pool: latency vs a bare CAF request.
 void run_latency(const settings& cfg);
 
