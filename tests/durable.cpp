@@ -346,6 +346,13 @@ public:
   }
 
   caf::error commit() override {
+    if (failing_commits > 0) {
+      // As a busy or full disk would: the group stays open in the inner
+      // store and the next commit may take it.
+      --failing_commits;
+      return caf::make_error(pool::pool_errc::store_failed,
+                             std::string{"injected commit failure"});
+    }
     return inner_->commit();
   }
 
@@ -395,6 +402,9 @@ public:
   }
 
   int discards = 0;
+
+  /// The next this many commits fail.
+  int failing_commits = 0;
 
 private:
   std::shared_ptr<pool::work_store> inner_;
@@ -459,4 +469,53 @@ TEST_CASE_FIXTURE(durable_fixture,
   REQUIRE(!pool);
   MESSAGE(pool::describe(pool.error()));
   CHECK(pool::is(pool.error(), pool::pool_errc::store_incompatible));
+}
+
+TEST_CASE_FIXTURE(durable_fixture,
+                  "a failed commit holds acknowledgements until a later "
+                  "commit succeeds" *
+                      doctest::timeout(30)) {
+  auto inner = pool::sqlite_store::open(sys, file);
+  REQUIRE(inner);
+  auto store = std::make_shared<crashing_store>(*inner, -1);
+  auto pool = pool::spawn_pool(sys, log.job(), options(), store);
+  REQUIRE(pool);
+  run();
+  frozen = "pool.worker";
+  store->failing_commits = 2;
+  self->send(*pool, pool::enqueue_atom_v, 1);
+  run();
+  CHECK(replies() == 0); // not on disk: not acknowledged
+  advance(10ms);
+  CHECK(replies() == 0); // the second try fails too
+  advance(10ms);
+  CHECK(replies() == 1); // the third commits
+  frozen.clear();
+  run();
+  CHECK((*log.runs)[1] == 1);
+}
+
+TEST_CASE_FIXTURE(durable_fixture,
+                  "commits failing again and again refuse the held submits" *
+                      doctest::timeout(30)) {
+  auto inner = pool::sqlite_store::open(sys, file);
+  REQUIRE(inner);
+  auto store = std::make_shared<crashing_store>(*inner, -1);
+  auto pool = pool::spawn_pool(sys, log.job(), options(), store);
+  REQUIRE(pool);
+  run();
+  store->failing_commits = 100;
+  auto answer = self->request(*pool, caf::infinite, pool::enqueue_atom_v, 1);
+  run();
+  for (int i = 0; i < 5; ++i)
+    advance(10ms);
+  REQUIRE(replies() == 1);
+  answer.receive([](uint64_t) { FAIL("acknowledged without a commit"); },
+                 [](caf::error& err) {
+                   CHECK(pool::is(err, pool::pool_errc::store_failed));
+                 });
+  store->failing_commits = 0;
+  CHECK(stats_of(*pool).rejected == 1);
+  // The store works again: new submits are taken.
+  CHECK(enqueue(*pool, 2) > 0);
 }

@@ -265,3 +265,23 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.completed == 2);
   CHECK(st.rejected == 1);
 }
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a pending drain or resize is answered with the termination "
+                  "error when the pool dies" *
+                      doctest::timeout(30)) {
+  auto pool = spawn(triple, 2);
+  run();
+  frozen = "pool.worker"; // the work never gets done
+  self->send(pool, pool::submit_atom_v, 1);
+  auto drained = self->request(pool, caf::infinite, pool::drain_atom_v);
+  run();
+  CHECK(replies() == 0);
+  caf::anon_send_exit(pool, caf::exit_reason::kill);
+  frozen.clear();
+  run();
+  drained.receive([] { FAIL("drained without doing the work"); },
+                  [](caf::error& err) {
+                    CHECK(pool::is(err, pool::pool_errc::pool_terminated));
+                  });
+}

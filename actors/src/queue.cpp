@@ -23,24 +23,39 @@ queue_counts counts_of(work_store& store, work_store::time_point now) {
   return result;
 }
 
+using answer_type = queue_state::answer_type;
+
+/// Commits that may fail in a row before held changes are refused.
+constexpr int max_failed_commits = 5;
+
+/// Sends `q_flush` to itself: at once, or once `commit_interval` has passed
+/// since the last commit.
+void schedule_flush(queue_self self, caf::timespan at_least = {}) {
+  auto& st = self->state;
+  if (st.flush_scheduled)
+    return;
+  st.flush_scheduled = true;
+  auto now = self->clock().now();
+  auto next = st.last_commit ? *st.last_commit + st.commit_interval : now;
+  next = std::max(next, now + at_least);
+  if (next <= now)
+    self->send(self, flush_atom_v);
+  else
+    self->delayed_send(self, next - now, flush_atom_v);
+}
+
 /// Answers at once for an in-memory store; for a durable one, holds the
 /// answer until the group containing this change is committed.
 caf::result<caf::message> answer(queue_self self, caf::message msg,
+                                 answer_type type = answer_type::change,
+                                 bool recount = false,
                                  std::optional<attempt_id> push = {}) {
   auto& st = self->state;
   if (!st.store->durable())
     return msg;
-  st.held.push_back(queue_state::held_answer{self->make_response_promise(),
-                                             std::move(msg), push});
-  if (!st.flush_scheduled) {
-    st.flush_scheduled = true;
-    auto now = self->clock().now();
-    auto next = st.last_commit ? *st.last_commit + st.commit_interval : now;
-    if (next <= now)
-      self->send(self, flush_atom_v);
-    else
-      self->delayed_send(self, next - now, flush_atom_v);
-  }
+  st.held.push_back(queue_state::held_answer{
+      self->make_response_promise(), std::move(msg), type, recount, push});
+  schedule_flush(self);
   return caf::delegated<caf::message>{};
 }
 
@@ -51,24 +66,49 @@ caf::result<caf::message> refuse(queue_self self, caf::error err) {
   return answer(self, caf::make_message(std::move(err)));
 }
 
-/// Commits the group and releases its answers, in order; a push the commit
-/// lost is refused with the commit's error.
+void release(queue_self self, queue_state::held_answer& x) {
+  if (x.recount)
+    x.promise.deliver(counts_of(*self->state.store, self->clock().now()));
+  else
+    x.promise.deliver(std::move(x.answer));
+}
+
+/// Commits the group and releases its answers, in order. When the commit
+/// fails, the pushes it lost are refused with its error, hand-outs and
+/// reads are released, and the other changes stay held for the next try
+/// (the store keeps them); after several failures in a row they are
+/// refused too.
 void flush(queue_self self) {
   auto& st = self->state;
   st.flush_scheduled = false;
   auto err = st.store->commit();
   st.last_commit = self->clock().now();
-  auto lost = err ? st.store->lost_pushes() : std::vector<attempt_id>{};
   auto held = std::move(st.held);
   st.held.clear();
-  st.uncommitted.clear();
+  st.uncommitted.clear(); // committed, or rolled back with the group
   st.work_held = false;
+  if (!err) {
+    st.failed_commits = 0;
+    for (auto& x : held)
+      release(self, x);
+    return;
+  }
+  auto lost = st.store->lost_pushes();
+  auto give_up = ++st.failed_commits >= max_failed_commits;
   for (auto& x : held) {
     if (x.push && std::find(lost.begin(), lost.end(), *x.push) != lost.end())
       x.promise.deliver(err);
+    else if (x.type != answer_type::change)
+      release(self, x);
+    else if (give_up)
+      x.promise.deliver(err);
     else
-      x.promise.deliver(std::move(x.answer));
+      st.held.push_back(std::move(x));
   }
+  if (give_up)
+    st.failed_commits = 0;
+  if (!st.held.empty())
+    schedule_flush(self, std::chrono::milliseconds(10));
 }
 
 caf::result<caf::message> add(queue_self self, work_record& record,
@@ -85,7 +125,8 @@ caf::result<caf::message> add(queue_self self, work_record& record,
     return refuse(self, std::move(err));
   if (store.durable())
     self->state.uncommitted.insert(id.operation);
-  return answer(self, caf::make_message(counts_of(store, now)), id);
+  return answer(self, caf::make_message(counts_of(store, now)),
+                answer_type::change, true, id);
 }
 
 } // namespace
@@ -123,38 +164,41 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
         if (!hold)
           return msg;
         st.work_held = true;
-        return answer(self, std::move(msg));
+        return answer(self, std::move(msg), answer_type::work);
       },
       [self, counts](remove_work_atom, uint64_t operation) {
         self->state.store->remove(operation);
-        return answer(self, counts());
+        return answer(self, counts(), answer_type::change, true);
       },
-      [self, counts](count_work_atom) { return answer(self, counts()); },
+      [self, counts](count_work_atom) {
+        return answer(self, counts(), answer_type::change, true);
+      },
       [self, counts](finish_work_atom, uint64_t operation,
                      caf::message& result) -> caf::result<caf::message> {
         auto now = self->clock().now();
         if (auto err = self->state.store->finish(operation, result, now))
           return refuse(self, std::move(err));
-        return answer(self, counts());
+        return answer(self, counts(), answer_type::change, true);
       },
       [self, counts](finish_work_atom, uint64_t operation,
                      caf::error& failure) -> caf::result<caf::message> {
         auto now = self->clock().now();
         if (auto err = self->state.store->finish(operation, failure, now))
           return refuse(self, std::move(err));
-        return answer(self, counts());
+        return answer(self, counts(), answer_type::change, true);
       },
       [self, counts](note_failure_atom, uint64_t operation,
                      attempt_failure& x) -> caf::result<caf::message> {
         if (auto err = self->state.store->note_failure(operation, x))
           return refuse(self, std::move(err));
-        return answer(self, counts());
+        return answer(self, counts(), answer_type::change, true);
       },
       [self](find_key_atom, std::string& key, caf::timespan window) {
         auto found =
             self->state.store->find_key(key, self->clock().now(), window);
         return answer(self,
-                      caf::make_message(key_found_atom_v, found.value_or(0)));
+                      caf::make_message(key_found_atom_v, found.value_or(0)),
+                      answer_type::read);
       },
       [self](get_record_atom, uint64_t operation) -> caf::result<caf::message> {
         // Reads change nothing, but must not overtake held answers.

@@ -32,7 +32,8 @@ shepherd_state::~shepherd_state() {
   auto promised =
       any_exchange(
           [](const queue_exchange& ex) { return ex.promise.pending(); }) ||
-      !parked_.empty() || !key_lookups_.empty() ||
+      !parked_.empty() || !key_lookups_.empty() || !drain_promises_.empty() ||
+      !resize_promises_.empty() ||
       std::any_of(operations_.begin(), operations_.end(),
                   [](const auto& kvp) { return !kvp.second.listener; });
   std::string why = "unreachable";
@@ -58,6 +59,10 @@ shepherd_state::~shepherd_state() {
   for (auto& kvp : key_lookups_)
     for (auto& sub : kvp.second)
       sub.promise.deliver(err);
+  for (auto& rp : drain_promises_)
+    rp.deliver(err);
+  for (auto& rp : resize_promises_)
+    rp.deliver(err);
   // No spawned worker and no queue outlives the shepherd.
   for (auto& kvp : workers_)
     if (!kvp.second.joined)
@@ -351,6 +356,7 @@ void shepherd_state::submit_unique(submission sub) {
     return;
   }
   if (auto i = key_lookups_.find(sub.key); i != key_lookups_.end()) {
+    ++lookups_pending_;
     i->second.push_back(std::move(sub)); // the same key is being looked up
     return;
   }
@@ -359,6 +365,7 @@ void shepherd_state::submit_unique(submission sub) {
     return;
   }
   auto key = sub.key;
+  ++lookups_pending_;
   key_lookups_[key].push_back(std::move(sub));
   queue_exchange ex{queue_exchange::find_key, {}, {}, {}, {}};
   ex.sent =
@@ -373,6 +380,7 @@ void shepherd_state::on_key_found(const std::string& key, uint64_t found) {
     return;
   auto subs = std::move(i->second);
   key_lookups_.erase(i);
+  lookups_pending_ -= subs.size();
   if (found == 0 && (draining_ || subs.empty())) {
     for (auto& sub : subs)
       sub.promise.deliver(caf::make_error(pool_errc::closed,
@@ -389,7 +397,8 @@ void shepherd_state::on_key_found(const std::string& key, uint64_t found) {
 
 bool shepherd_state::full() const {
   auto capacity = cfg_.options.capacity();
-  return capacity && operations_.size() - in_flight_ >= *capacity;
+  return capacity &&
+         operations_.size() - in_flight_ + lookups_pending_ >= *capacity;
 }
 
 void shepherd_state::admit_parked() {
@@ -587,6 +596,10 @@ caf::error shepherd_state::resize(size_t n) {
   if (n == 0)
     return caf::make_error(pool_errc::invalid_option, std::string{"workers"},
                            std::string{"must be at least 1"});
+  if (n > max_pool_workers)
+    return caf::make_error(pool_errc::invalid_option, std::string{"workers"},
+                           "must be at most " +
+                               std::to_string(max_pool_workers));
   configured_ = n;
   auto local = workers_.size() - joined_ - retiring_;
   // Growing: first take back workers that were about to retire.
@@ -631,6 +644,8 @@ caf::error shepherd_state::resize(size_t n) {
   if (wants(event_kind::resized))
     publish({event_kind::resized, 0, 0, n, {}, {}});
   refresh_counts();
+  // Growing may have taken back every retiring worker a shrink waited for.
+  check_resized();
   return caf::none;
 }
 
@@ -748,8 +763,13 @@ void shepherd_state::fired(std::optional<time_point>& at) {
 // -- monitoring ---------------------------------------------------------------
 
 void shepherd_state::log(log_level level, const std::string& text) {
-  if (log_)
+  if (!log_)
+    return;
+  try {
     log_(level, cfg_.options.name(), text);
+  } catch (...) {
+    // A failing log hook must not take the pool down.
+  }
 }
 
 void shepherd_state::publish(pool_event ev) {
@@ -838,7 +858,8 @@ void shepherd_state::check_backlog() {
       arm(backlog_timer_at_, *backlog_since_ + *after, backlog_timer_atom_v);
     }
   }
-  if (auto& limits = opts.autoscale(); limits && configured_ < limits->max) {
+  if (auto& limits = opts.autoscale();
+      limits && configured_ < limits->max && !draining_) {
     if (t - *grow_since_ >= limits->grow_after) {
       // Double, but not beyond the backlog or the maximum.
       auto target = std::min<uint64_t>(2 * configured_, available_);
@@ -924,8 +945,13 @@ void shepherd_state::send_exchange(queue_exchange ex) {
   switch (ex.kind) {
     case queue_exchange::add: {
       auto op = operations_.find(ex.id.operation);
-      if (op == operations_.end() || op->second.attempt != ex.id.attempt)
-        return; // Nothing left to add.
+      if (op == operations_.end() || op->second.attempt != ex.id.attempt) {
+        // Nothing left to add; a caller waiting for the id still gets it
+        // (its operation has ended meanwhile and says so by id).
+        if (ex.promise.pending())
+          ex.promise.deliver(ex.id.operation);
+        return;
+      }
       auto t = now();
       auto delay = ex.due > t ? ex.due - t : caf::timespan::zero();
       if (ex.key.empty())
@@ -1030,8 +1056,11 @@ void shepherd_state::on_queue_error(caf::error& err) {
       if (i != key_lookups_.end()) {
         for (auto& sub : i->second)
           sub.promise.deliver(err);
+        lookups_pending_ -= i->second.size();
         key_lookups_.erase(i);
       }
+      admit_parked();
+      check_drained();
       break;
     }
     case queue_exchange::finish:
@@ -1260,7 +1289,14 @@ void shepherd_state::release_caller(const operation& op) {
   auto i = callers_.find(op.caller);
   if (i == callers_.end() || --i->second.pending > 0)
     return;
-  if (!i->second.down)
+  // CAF's demonitor removes every monitor on that actor: keep it while the
+  // actor is also a subscriber or a worker.
+  auto also_watched =
+      workers_.count(caf::actor_cast<key_type>(op.caller)) > 0 ||
+      std::any_of(
+          subscribers_.begin(), subscribers_.end(),
+          [&](const subscriber& x) { return x.handle.address() == op.caller; });
+  if (!i->second.down && !also_watched)
     self_->demonitor(op.caller);
   callers_.erase(i);
 }
@@ -1278,7 +1314,7 @@ caf::result<void> shepherd_state::drain(std::optional<caf::timespan> deadline) {
 
 void shepherd_state::check_drained() {
   if (!draining_ || !operations_.empty() || !parked_.empty() ||
-      drain_promises_.empty())
+      !key_lookups_.empty() || drain_promises_.empty())
     return;
   // A durable store has recorded every outcome before the drain is done.
   auto recording = [](const queue_exchange& ex) {

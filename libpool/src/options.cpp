@@ -40,6 +40,8 @@ caf::error pool_options::validate() const {
   }
   if (workers() == 0)
     return bad("workers", "must be at least 1");
+  if (workers() > max_pool_workers)
+    return bad("workers", "must be at most 1000000");
   if (name_.empty())
     return bad("name", "must not be empty");
   if (max_attempts_ == 0)

@@ -638,8 +638,14 @@ void sqlite_store::abort_group(const caf::error& cause) {
 
 caf::error sqlite_store::commit() {
   try {
-    if (broken_)
+    if (broken_) {
+      // Nothing since the last commit can be stored any more.
+      lost_ = std::move(dropped_);
+      dropped_.clear();
+      lost_.insert(lost_.end(), group_pushes_.begin(), group_pushes_.end());
+      group_pushes_.clear();
       return broken_;
+    }
     caf::error err;
     if (replay_needed_ && !in_group_)
       err = begin_group();
@@ -677,6 +683,7 @@ void sqlite_store::discard() {
     group_pushes_.clear();
     dropped_.clear();
     lost_.clear();
+    pending_keys_.clear();
     replay_needed_ = false;
     rollback_cause_ = caf::none;
     if (!broken_)

@@ -20,13 +20,30 @@ namespace pool {
 struct queue_state {
   std::shared_ptr<work_store> store;
 
+  /// What an answer confirms.
+  enum class answer_type {
+    /// A change (or its refusal): confirmed only by a successful commit.
+    change,
+    /// A hand-out: needs no durability, only its order.
+    work,
+    /// A read: needs no durability, only its order.
+    read,
+  };
+
   /// One answer waiting for the commit of its group.
   struct held_answer {
     caf::response_promise promise;
     caf::message answer;
+    answer_type type = answer_type::change;
+    /// The answer is `queue_counts`: computed again when released, so that
+    /// it tells the counts of that moment.
+    bool recount = false;
     /// Set for an `add_work`: refused if the commit lost its push.
     std::optional<attempt_id> push;
   };
+
+  /// Commits that failed in a row; after a few, held changes are refused.
+  int failed_commits = 0;
 
   std::vector<held_answer> held;
 

@@ -423,6 +423,8 @@ private:
   std::unordered_map<std::string, uint64_t> unique_keys_;
   /// Unique submits waiting for the store's answer about their key.
   std::unordered_map<std::string, std::vector<submission>> key_lookups_;
+  /// Submits waiting in `key_lookups_` (they count against the capacity).
+  size_t lookups_pending_ = 0;
 
   log_hook log_;
   struct subscriber {

@@ -40,6 +40,10 @@ enum class sqlite_sync {
 /// Returns `"full"` or `"normal"`.
 std::string to_string(sqlite_sync x);
 
+/// The most workers a pool may have (a bound on resize requests and
+/// options, against typos that would spawn without end).
+constexpr size_t max_pool_workers = 1'000'000;
+
 /// Returns `cores - 1`, at least 1: the default number of dedicated workers,
 /// leaving one core for the shepherd and the rest of the application.
 size_t default_dedicated_workers();
