@@ -1,0 +1,27 @@
+# CTest `package.consumer`: installs the build under test into a scratch
+# prefix, then configures, builds and runs tests/consumer against it with
+# find_package(pool). Run with -P and -DBUILD_DIR=... -DSOURCE_DIR=...
+# -DWORK_DIR=... [-DGENERATOR=...].
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}")
+  endif()
+  message(STATUS "${out}")
+endfunction()
+
+step(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+set(generator_args)
+if(GENERATOR)
+  set(generator_args -G "${GENERATOR}")
+endif()
+step(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build"
+     ${generator_args} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+     -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+step("${WORK_DIR}/build/consumer")
+file(REMOVE_RECURSE "${WORK_DIR}")

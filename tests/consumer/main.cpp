@@ -1,0 +1,27 @@
+// Uses the installed library: a pool, one blocking submit, the stats.
+#include <iostream>
+
+#include <caf/all.hpp>
+#include <pool/all.hpp>
+
+int main() {
+  caf::actor_system_config cfg;
+  pool::configure(cfg);
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_pool(
+      sys, [](int x) { return x * x; },
+      pool::pool_options{}.workers(2).log(pool::silent_log_hook()));
+  if (!pool) {
+    std::cerr << "consumer: " << pool::describe(pool.error()) << '\n';
+    return 1;
+  }
+  auto result =
+      pool::blocking_submit<int>(sys, *pool, std::chrono::seconds(10), 12);
+  if (!result) {
+    std::cerr << "consumer: " << pool::describe(result.error()) << '\n';
+    return 1;
+  }
+  std::cout << "consumer: 12 squared is " << *result << '\n';
+  caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+  return *result == 144 ? 0 : 1;
+}
