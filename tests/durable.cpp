@@ -412,24 +412,32 @@ private:
   int pushes_ = 0;
 };
 
+/// A durable pool over a `crashing_store` that throws at push `crash_at`
+/// (-1: never), on the fixture's file.
+std::pair<std::shared_ptr<crashing_store>, caf::actor>
+start_over_crashing_store(durable_fixture& t, int crash_at) {
+  auto inner = pool::sqlite_store::open(t.sys, t.file);
+  REQUIRE(inner);
+  auto store = std::make_shared<crashing_store>(*inner, crash_at);
+  auto pool = pool::spawn_pool(t.sys, t.log.job(), t.options(), store);
+  REQUIRE(pool);
+  t.run();
+  return {store, *pool};
+}
+
 } // namespace
 
 TEST_CASE_FIXTURE(durable_fixture,
                   "a queue killed in the middle of a group: nothing lost, "
                   "nothing twice, nothing half-written" *
                       doctest::timeout(60)) {
-  auto inner = pool::sqlite_store::open(sys, file);
-  REQUIRE(inner);
-  auto store = std::make_shared<crashing_store>(*inner, 6);
-  auto pool = pool::spawn_pool(sys, log.job(), options(), store);
-  REQUIRE(pool);
-  run();
+  auto [store, pool] = start_over_crashing_store(*this, 6);
   frozen = "pool.worker";
   for (int i = 0; i < 10; ++i)
-    self->send(*pool, pool::enqueue_atom_v, i);
+    self->send(pool, pool::enqueue_atom_v, i);
   run();
   CHECK(replies() == 10); // every submit acknowledged, once
-  auto st = stats_of(*pool);
+  auto st = stats_of(pool);
   CHECK(st.queue_restarts == 1);
   CHECK(store->discards == 2); // at the first start and after the crash
   {
@@ -438,7 +446,7 @@ TEST_CASE_FIXTURE(durable_fixture,
   }
   frozen.clear();
   run();
-  st = stats_of(*pool);
+  st = stats_of(pool);
   CHECK(st.completed == 10);
   for (int i = 0; i < 10; ++i)
     CHECK((*log.runs)[i] == 1);
@@ -475,15 +483,10 @@ TEST_CASE_FIXTURE(durable_fixture,
                   "a failed commit holds acknowledgements until a later "
                   "commit succeeds" *
                       doctest::timeout(30)) {
-  auto inner = pool::sqlite_store::open(sys, file);
-  REQUIRE(inner);
-  auto store = std::make_shared<crashing_store>(*inner, -1);
-  auto pool = pool::spawn_pool(sys, log.job(), options(), store);
-  REQUIRE(pool);
-  run();
+  auto [store, pool] = start_over_crashing_store(*this, -1);
   frozen = "pool.worker";
   store->failing_commits = 2;
-  self->send(*pool, pool::enqueue_atom_v, 1);
+  self->send(pool, pool::enqueue_atom_v, 1);
   run();
   CHECK(replies() == 0); // not on disk: not acknowledged
   advance(10ms);
@@ -498,14 +501,9 @@ TEST_CASE_FIXTURE(durable_fixture,
 TEST_CASE_FIXTURE(durable_fixture,
                   "commits failing again and again refuse the held submits" *
                       doctest::timeout(30)) {
-  auto inner = pool::sqlite_store::open(sys, file);
-  REQUIRE(inner);
-  auto store = std::make_shared<crashing_store>(*inner, -1);
-  auto pool = pool::spawn_pool(sys, log.job(), options(), store);
-  REQUIRE(pool);
-  run();
+  auto [store, pool] = start_over_crashing_store(*this, -1);
   store->failing_commits = 100;
-  auto answer = self->request(*pool, caf::infinite, pool::enqueue_atom_v, 1);
+  auto answer = self->request(pool, caf::infinite, pool::enqueue_atom_v, 1);
   run();
   for (int i = 0; i < 5; ++i)
     advance(10ms);
@@ -515,7 +513,7 @@ TEST_CASE_FIXTURE(durable_fixture,
                    CHECK(pool::is(err, pool::pool_errc::store_failed));
                  });
   store->failing_commits = 0;
-  CHECK(stats_of(*pool).rejected == 1);
+  CHECK(stats_of(pool).rejected == 1);
   // The store works again: new submits are taken.
-  CHECK(enqueue(*pool, 2) > 0);
+  CHECK(enqueue(pool, 2) > 0);
 }

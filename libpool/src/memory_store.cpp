@@ -44,20 +44,7 @@ std::optional<memory_store::time_point> memory_store::next_due(time_point now) {
 }
 
 size_t memory_store::remove(uint64_t operation) {
-  // Linear: cancellation is rare next to enqueue and dequeue.
-  auto before = ready_.size() + delayed_.size();
-  ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
-                              [operation](const work_record& x) {
-                                return x.id.operation == operation;
-                              }),
-               ready_.end());
-  delayed_.erase(std::remove_if(delayed_.begin(), delayed_.end(),
-                                [operation](const delayed_entry& x) {
-                                  return x.record.id.operation == operation;
-                                }),
-                 delayed_.end());
-  std::make_heap(delayed_.begin(), delayed_.end(), later{});
-  return before - ready_.size() - delayed_.size();
+  return detail::erase_operation(ready_, delayed_, operation, later{});
 }
 
 size_t memory_store::available(time_point now) {

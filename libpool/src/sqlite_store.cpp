@@ -748,17 +748,7 @@ size_t sqlite_store::drop(uint64_t operation) {
     return 0;
   auto result = i->second;
   queued_.erase(i);
-  ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
-                              [operation](const work_record& x) {
-                                return x.id.operation == operation;
-                              }),
-               ready_.end());
-  delayed_.erase(std::remove_if(delayed_.begin(), delayed_.end(),
-                                [operation](const delayed_entry& x) {
-                                  return x.record.id.operation == operation;
-                                }),
-                 delayed_.end());
-  std::make_heap(delayed_.begin(), delayed_.end(), later{});
+  detail::erase_operation(ready_, delayed_, operation, later{});
   return result;
 }
 
