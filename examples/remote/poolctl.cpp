@@ -1,0 +1,120 @@
+// Pool control: an operator's tool for a published pool. Prints its stats,
+// resizes it, drains it or cancels an operation, through its gatekeeper.
+//
+//   poolctl --host H --port P --token T [--timeout-ms M]
+//           [--tls-cert F --tls-key F --tls-ca F]
+//           stats | resize N | drain | cancel ID | gatekeeper
+//
+// Prints the answer (`pool::to_string(stats)`, the gatekeeper's counters,
+// or `ok`); exit status 0. An error prints its text on stderr; exit status
+// 1. A malformed command line: exit status 2.
+#include <chrono>
+#include <iostream>
+#include <string>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <pool/remote.hpp>
+#ifdef POOL_REMOTE_TLS
+#include <caf/openssl/remote_actor.hpp>
+#endif
+
+#include "command_line.hpp"
+
+namespace {
+
+constexpr const char* usage =
+    "usage: poolctl --host H --port P --token T [--timeout-ms M] "
+    "[--tls-cert F --tls-key F --tls-ca F] "
+    "stats | resize N | drain | cancel ID | gatekeeper";
+
+caf::expected<caf::actor> connect(caf::actor_system& sys,
+                                  const std::string& host, uint16_t port,
+                                  bool tls) {
+#ifdef POOL_REMOTE_TLS
+  if (tls)
+    return caf::openssl::remote_actor(sys, host, port);
+#else
+  (void)tls;
+#endif
+  return sys.middleman().remote_actor(host, port);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  auto args = remote_demo::parse_command_line(argc, argv);
+  auto port = args.number("port", 0, UINT16_MAX);
+  auto timeout_ms = args.number("timeout-ms", 60000);
+  auto& words = args.positional;
+  auto command = words.empty() ? std::string{} : words[0];
+  auto wants_number = command == "resize" || command == "cancel";
+  auto number = words.size() == 2
+                    ? remote_demo::command_line::parse_number(words[1])
+                    : std::nullopt;
+  auto known = command == "stats" || command == "drain" ||
+               command == "gatekeeper" || wants_number;
+  if (!args.error.empty() || !port || *port == 0 || !timeout_ms ||
+      !args.has("host") || !args.has("token") || !known ||
+      words.size() != (wants_number ? 2u : 1u) || (wants_number && !number)) {
+    std::cerr << (args.error.empty() ? "" : args.error + "\n") << usage << '\n';
+    return 2;
+  }
+  auto tls = remote_demo::tls_from(args);
+  caf::actor_system_config cfg;
+  if (auto problem = remote_demo::configure(cfg, tls); !problem.empty()) {
+    std::cerr << problem << '\n';
+    return 2;
+  }
+  caf::actor_system sys{cfg};
+  auto gatekeeper = connect(sys, args.text("host"),
+                            static_cast<uint16_t>(*port), tls.has_value());
+  if (!gatekeeper) {
+    std::cerr << "cannot connect: " << pool::describe_remote(gatekeeper.error())
+              << '\n';
+    return 1;
+  }
+  auto token = args.text("token");
+  auto timeout = std::chrono::milliseconds(*timeout_ms);
+  caf::scoped_actor self{sys};
+  auto status = 1;
+  auto failed = [&](caf::error& err) {
+    std::cerr << command << " failed: " << pool::describe_remote(err) << '\n';
+  };
+  auto ok = [&] {
+    std::cout << "ok" << std::endl;
+    status = 0;
+  };
+  if (command == "stats") {
+    self->request(*gatekeeper, timeout, pool::control_atom_v, token,
+                  pool::pool_stats_atom_v)
+        .receive(
+            [&](pool::pool_stats& stats) {
+              std::cout << pool::to_string(stats) << std::endl;
+              status = 0;
+            },
+            failed);
+  } else if (command == "gatekeeper") {
+    self->request(*gatekeeper, timeout, pool::control_atom_v, token,
+                  pool::gatekeeper_stats_atom_v)
+        .receive(
+            [&](pool::gatekeeper_stats& stats) {
+              std::cout << pool::to_string(stats) << std::endl;
+              status = 0;
+            },
+            failed);
+  } else if (command == "resize") {
+    self->request(*gatekeeper, timeout, pool::control_atom_v, token,
+                  pool::resize_atom_v, *number)
+        .receive(ok, failed);
+  } else if (command == "cancel") {
+    self->request(*gatekeeper, timeout, pool::control_atom_v, token,
+                  pool::cancel_op_atom_v, *number)
+        .receive(ok, failed);
+  } else {
+    self->request(*gatekeeper, timeout, pool::control_atom_v, token,
+                  pool::drain_atom_v)
+        .receive(ok, failed);
+  }
+  return status;
+}

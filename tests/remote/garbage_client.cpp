@@ -1,0 +1,69 @@
+// A hostile client for the remote tests: connects to a published gatekeeper
+// without knowing the token and sends it malformed, unexpected and forged
+// messages, including an exit_msg{kill} and a lone error.
+//
+//   remote_garbage HOST PORT
+//
+// Prints `dropped-sent <n> refused-sent <m>` (what the gatekeeper should
+// count); exit status 0 when every request got an error answer, 1 otherwise.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <pool/remote.hpp>
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: remote_garbage HOST PORT\n";
+    return 2;
+  }
+  caf::actor_system_config cfg;
+  pool::configure_remote(cfg);
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  caf::actor_system sys{cfg};
+  auto gk = sys.middleman().remote_actor(
+      argv[1], static_cast<uint16_t>(std::atoi(argv[2])));
+  if (!gk) {
+    std::cerr << "cannot connect: " << pool::describe_remote(gk.error())
+              << '\n';
+    return 1;
+  }
+  caf::scoped_actor self{sys};
+  auto wrong = std::string{"not-the-token"};
+  // Messages the gatekeeper has no handler for (dropped): 9 asynchronous.
+  caf::anon_send(*gk, std::string{"hello"});
+  caf::anon_send(*gk, pool::node_join_atom_v, 42);
+  caf::anon_send(*gk, pool::control_atom_v);
+  caf::anon_send(*gk, pool::control_atom_v, wrong, pool::resize_atom_v,
+                 std::string{"many"});
+  caf::anon_send(*gk, caf::make_error(caf::sec::runtime_error));
+  caf::anon_send(*gk, caf::exit_msg{gk->address(), caf::exit_reason::kill});
+  caf::anon_send(*gk, caf::down_msg{gk->address(), caf::exit_reason::kill});
+  caf::anon_send(*gk, pool::work_to_do_atom_v, pool::work_record{});
+  self->send(*gk, pool::give_me_work_atom_v);
+  // ... and one request, which gets an error back (10 dropped in all).
+  auto answered = 0;
+  auto expect_error = [&](const char* what) {
+    return [&, what](caf::error& err) {
+      ++answered;
+      std::cout << what << ": " << pool::describe_remote(err) << std::endl;
+    };
+  };
+  self->request(*gk, std::chrono::seconds(10), std::string{"hello?"})
+      .receive([] {}, expect_error("request"));
+  // Wrong or missing tokens (refused): 1 asynchronous join, 2 requests.
+  caf::anon_send(*gk, pool::node_join_atom_v, wrong, std::vector<caf::actor>{});
+  self->request(*gk, std::chrono::seconds(10), pool::control_atom_v, wrong,
+                pool::pool_stats_atom_v)
+      .receive([](pool::pool_stats&) {}, expect_error("stats"));
+  self->request(*gk, std::chrono::seconds(10), pool::node_join_atom_v,
+                std::string{},
+                std::vector<caf::actor>{caf::actor_cast<caf::actor>(self)})
+      .receive([] {}, expect_error("join"));
+  std::cout << "dropped-sent 10 refused-sent 3" << std::endl;
+  return answered == 3 ? 0 : 1;
+}
