@@ -796,10 +796,14 @@ caf::error shepherd_state::subscribe(caf::actor who, uint32_t mask) {
     self_->monitor(who);
     subscribers_.push_back(subscriber{std::move(who), mask});
   }
+  update_subscribed_kinds();
+  return caf::none;
+}
+
+void shepherd_state::update_subscribed_kinds() {
   subscribed_kinds_ = 0;
   for (auto& sub : subscribers_)
     subscribed_kinds_ |= sub.mask;
-  return caf::none;
 }
 
 void shepherd_state::unsubscribe(const caf::actor_addr& who) {
@@ -809,9 +813,7 @@ void shepherd_state::unsubscribe(const caf::actor_addr& who) {
   if (i == subscribers_.end())
     return;
   subscribers_.erase(i, subscribers_.end());
-  subscribed_kinds_ = 0;
-  for (auto& sub : subscribers_)
-    subscribed_kinds_ |= sub.mask;
+  update_subscribed_kinds();
 }
 
 void shepherd_state::set_available(uint64_t n) {
@@ -1219,23 +1221,22 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
 }
 
 template <class Atom, class Outcome>
-bool shepherd_state::settle(uint64_t operation_id, Atom tag, Outcome outcome) {
-  auto op = operations_.find(operation_id);
-  if (op == operations_.end())
-    return false;
+void shepherd_state::settle(operation_map::iterator op, Atom tag,
+                            Outcome outcome) {
   if (op->second.listener)
     self_->send(caf::actor_cast<caf::actor>(op->second.listener), tag,
-                operation_id, std::move(outcome));
+                op->first, std::move(outcome));
   else
     op->second.promise.deliver(std::move(outcome));
-  forget(operation_id);
-  return true;
+  forget(op);
 }
 
 void shepherd_state::forget(uint64_t operation_id) {
-  auto op = operations_.find(operation_id);
-  if (op == operations_.end())
-    return;
+  if (auto op = operations_.find(operation_id); op != operations_.end())
+    forget(op);
+}
+
+void shepherd_state::forget(operation_map::iterator op) {
   release_caller(op->second);
   release_holder(op->second);
   if (!op->second.key.empty())
@@ -1246,28 +1247,30 @@ void shepherd_state::forget(uint64_t operation_id) {
 }
 
 void shepherd_state::complete(uint64_t operation_id, caf::message result) {
-  if (operations_.count(operation_id) == 0)
+  auto op = operations_.find(operation_id);
+  if (op == operations_.end())
     return;
   if (durable_)
     record(queue_exchange::finish,
            caf::make_message(finish_work_atom_v, operation_id, result));
   if (wants(event_kind::completed))
     publish({event_kind::completed, operation_id, 0, 0, result, {}});
-  if (settle(operation_id, op_done_atom_v, std::move(result)))
-    ++totals_.completed;
+  settle(op, op_done_atom_v, std::move(result));
+  ++totals_.completed;
 }
 
 void shepherd_state::fail(uint64_t operation_id, caf::error err) {
-  auto cancelled = is(err, pool_errc::cancelled);
-  if (operations_.count(operation_id) == 0)
+  auto op = operations_.find(operation_id);
+  if (op == operations_.end())
     return;
+  auto cancelled = is(err, pool_errc::cancelled);
   if (durable_)
     record(queue_exchange::finish,
            caf::make_message(finish_work_atom_v, operation_id, err));
   if (wants(event_kind::failed))
     publish({event_kind::failed, operation_id, 0, 0, {}, err});
-  if (settle(operation_id, op_failed_atom_v, std::move(err)))
-    ++(cancelled ? totals_.cancelled : totals_.failed);
+  settle(op, op_failed_atom_v, std::move(err));
+  ++(cancelled ? totals_.cancelled : totals_.failed);
 }
 
 caf::error shepherd_state::cancel(uint64_t operation_id) {

@@ -338,13 +338,20 @@ private:
   /// Accepts parked submits while there is room.
   void admit_parked();
 
-  /// Delivers an operation's outcome (to its promise, or as `tag` to its
-  /// listener) and forgets it. Returns false if it was not pending.
+  using operation_map = std::unordered_map<uint64_t, operation>;
+
+  /// Delivers the outcome of the pending operation `op` (to its promise, or
+  /// as `tag` to its listener) and forgets it.
   template <class Atom, class Outcome>
-  bool settle(uint64_t operation_id, Atom tag, Outcome outcome);
+  void settle(operation_map::iterator op, Atom tag, Outcome outcome);
 
   /// Forgets an operation without telling anyone (its caller was told).
   void forget(uint64_t operation_id);
+
+  void forget(operation_map::iterator op);
+
+  /// Recomputes `subscribed_kinds_` after the subscribers changed.
+  void update_subscribed_kinds();
 
   /// Completes an operation with its result and forgets it.
   void complete(uint64_t operation_id, caf::message result);
@@ -395,7 +402,7 @@ private:
   std::vector<caf::response_promise> resize_promises_;
   /// Workers replaced after a timeout that have not terminated yet.
   std::unordered_map<key_type, caf::actor> abandoned_;
-  std::unordered_map<uint64_t, operation> operations_;
+  operation_map operations_;
   uint64_t next_operation_ = 1;
   /// When the armed due timer fires, if one is armed.
   std::optional<time_point> timer_at_;
