@@ -84,8 +84,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
   durable_ = cfg_.store->durable();
   if (durable_)
     adopt_unfinished(); // before the queue actor uses the store
-  queue_ = self->spawn(queue_actor, cfg_.store, cfg_.options.commit_interval());
-  self->monitor(queue_);
+  spawn_queue();
   configured_ = opts.workers();
   for (size_t i = 0; i < configured_; ++i)
     add_worker(cfg_.spawn_worker(self->home_system()), false);
@@ -140,7 +139,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         }
         set_phase(key_of(sender), *slot, worker_phase::waiting);
         slot->asking = true;
-        request_work(sender);
+        find_work(sender);
       },
       [this](status_reply_atom, const attempt_id& id, caf::message& result) {
         on_status(id, &result, nullptr);
@@ -226,7 +225,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           return;
         if (ex->kind == queue_exchange::stats) {
           auto snapshot = worker_stats();
-          snapshot.available = counts.available;
+          snapshot.available = counts.available + ready_.size();
           snapshot.delayed = counts.delayed;
           ex->promise.deliver(snapshot);
         } else if (ex->kind == queue_exchange::add && ex->promise.pending()) {
@@ -252,15 +251,36 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           ex->promise.deliver(std::move(rec));
       },
       [this](work_record& record) {
-        if (auto ex = take_exchange(answer_kind::work)) {
-          // The queue handed out one of its available entries.
-          set_available(available_ > 0 ? available_ - 1 : 0);
-          dispatch(ex->worker, std::move(record));
+        auto ex = take_exchange(answer_kind::work);
+        if (!ex)
+          return;
+        if (!ex->worker) {
+          on_prefetched(std::move(record));
+          return;
         }
+        // The queue handed out one of its available entries.
+        set_available(available_ > 0 ? available_ - 1 : 0);
+        dispatch(ex->worker, std::move(record));
       },
       [this](no_work_atom, caf::timespan wait) {
-        if (auto ex = take_exchange(answer_kind::work))
+        auto ex = take_exchange(answer_kind::work);
+        if (!ex)
+          return;
+        if (ex->worker) {
           put_to_sleep(ex->worker, wait);
+          return;
+        }
+        // A prefetch found the queue without due entries.
+        --prefetching_;
+        set_available(ready_.size());
+        if (wait != no_deadline)
+          arm_timer(wait);
+        // Askers no pending prefetch will serve ask the queue themselves.
+        while (askers_.size() > prefetching_) {
+          auto worker = std::move(askers_.back());
+          askers_.pop_back();
+          request_work(worker);
+        }
       },
   };
 }
@@ -674,9 +694,9 @@ void shepherd_state::check_resized() {
 }
 
 void shepherd_state::on_counts(const queue_counts& counts) {
-  set_available(counts.available);
+  set_available(counts.available + ready_.size());
   auto unclaimed =
-      counts.available > waiting_ ? counts.available - waiting_ : size_t{0};
+      available_ > waiting_ ? available_ - waiting_ : size_t{0};
   auto n = std::min(unclaimed, sleeping_.size());
   for (size_t i = 0; i < n; ++i) {
     auto key = sleeping_.back();
@@ -686,6 +706,7 @@ void shepherd_state::on_counts(const queue_counts& counts) {
   }
   if (counts.next_due_in != no_deadline)
     arm_timer(counts.next_due_in);
+  prefetch();
 }
 
 void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
@@ -699,7 +720,7 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
     // dispatched: this entry is obsolete.
     if (slot != nullptr && slot->phase == worker_phase::waiting) {
       slot->asking = true;
-      request_work(worker);
+      find_work(worker);
     }
     return;
   }
@@ -714,7 +735,7 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
          caf::make_error(pool_errc::cancelled, record.id.operation,
                          std::string{"caller terminated"}));
     slot->asking = true;
-    request_work(worker);
+    find_work(worker);
     return;
   }
   slot->current = record.id;
@@ -727,6 +748,7 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
   if (auto timeout = cfg_.options.attempt_timeout())
     self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, record.id);
   self_->send(worker, work_to_do_atom_v, std::move(record));
+  prefetch();
 }
 
 void shepherd_state::put_to_sleep(const caf::actor& worker,
@@ -990,6 +1012,44 @@ void shepherd_state::request_work(const caf::actor& worker) {
   send_exchange({queue_exchange::get, {}, {}, worker, {}});
 }
 
+void shepherd_state::find_work(const caf::actor& worker) {
+  if (!ready_.empty()) {
+    auto record = std::move(ready_.front());
+    ready_.pop_front();
+    set_available(available_ > 0 ? available_ - 1 : 0);
+    dispatch(worker, std::move(record));
+    return;
+  }
+  if (askers_.size() < prefetching_) {
+    askers_.push_back(worker);
+    return;
+  }
+  request_work(worker);
+}
+
+void shepherd_state::prefetch() {
+  auto limit = std::min(busy_, max_ready);
+  auto gets = exchanges_of(answer_kind::work).size();
+  while (ready_.size() + prefetching_ < limit &&
+         available_ > ready_.size() + gets) {
+    ++prefetching_;
+    ++gets;
+    send_exchange({queue_exchange::get, {}, {}, {}, {}});
+  }
+}
+
+void shepherd_state::on_prefetched(work_record record) {
+  --prefetching_;
+  if (askers_.empty()) {
+    ready_.push_back(std::move(record));
+    return;
+  }
+  auto worker = std::move(askers_.front());
+  askers_.pop_front();
+  set_available(available_ > 0 ? available_ - 1 : 0);
+  dispatch(worker, std::move(record));
+}
+
 void shepherd_state::add_work(attempt_id id, time_point due) {
   if (auto op = operations_.find(id.operation); op != operations_.end())
     op->second.due = due;
@@ -1078,13 +1138,21 @@ void shepherd_state::on_queue_error(caf::error& err) {
   }
 }
 
+void shepherd_state::spawn_queue() {
+  if (cfg_.options.dedicated_control())
+    queue_ = self_->spawn<caf::detached>(queue_actor, cfg_.store,
+                                         cfg_.options.commit_interval());
+  else
+    queue_ =
+        self_->spawn(queue_actor, cfg_.store, cfg_.options.commit_interval());
+  self_->monitor(queue_);
+}
+
 void shepherd_state::restart_queue() {
   if (!note_restart())
     return;
   ++totals_.queue_restarts;
-  queue_ =
-      self_->spawn(queue_actor, cfg_.store, cfg_.options.commit_interval());
-  self_->monitor(queue_);
+  spawn_queue();
   // Answers travel in order and before the down message, so whatever is
   // still pending never reached the old queue's store (or its answer would
   // have arrived): sending it again neither loses nor duplicates entries.
@@ -1237,6 +1305,15 @@ void shepherd_state::forget(uint64_t operation_id) {
 }
 
 void shepherd_state::forget(operation_map::iterator op) {
+  // An entry taken out ahead of time no longer counts as available.
+  auto obsolete = [id = op->first](const work_record& x) {
+    return x.id.operation == id;
+  };
+  if (auto i = std::find_if(ready_.begin(), ready_.end(), obsolete);
+      i != ready_.end()) {
+    ready_.erase(i);
+    set_available(available_ > 0 ? available_ - 1 : 0);
+  }
   release_caller(op->second);
   release_holder(op->second);
   if (!op->second.key.empty())

@@ -273,6 +273,22 @@ private:
   /// Asks the queue for work on behalf of a waiting worker.
   void request_work(const caf::actor& worker);
 
+  /// Gives a waiting worker the oldest entry of `ready_`, or waits for a
+  /// prefetch on its way, or asks the queue.
+  void find_work(const caf::actor& worker);
+
+  /// While every worker is busy and the queue holds due entries nobody has
+  /// asked for, takes up to `max_ready` of them out ahead of time, so that a
+  /// worker finishing its job gets the next one without a round trip to
+  /// the queue.
+  void prefetch();
+
+  /// The queue's answer to a prefetch.
+  void on_prefetched(work_record record);
+
+  /// Entries taken out ahead of time, at most this many.
+  static constexpr size_t max_ready = 8;
+
   /// Adds the current attempt of an operation to the queue, due at `due`.
   void add_work(attempt_id id, time_point due);
 
@@ -289,6 +305,9 @@ private:
 
   /// Handles an error from the queue for its oldest pending exchange.
   void on_queue_error(caf::error& err);
+
+  /// Spawns the queue actor over the store and monitors it.
+  void spawn_queue();
 
   /// Respawns the queue over the same store and re-sends what was pending.
   void restart_queue();
@@ -441,8 +460,18 @@ private:
   std::vector<subscriber> subscribers_;
   /// Union of the subscribers' masks.
   uint32_t subscribed_kinds_ = 0;
-  /// Entries available in the queue, as of the queue's last answer.
+  /// Due entries no worker holds: those available in the queue, as of the
+  /// queue's last answer, plus those in `ready_`.
   uint64_t available_ = 0;
+  /// Due entries taken from the queue by `prefetch`, oldest first; handed
+  /// to the next worker that asks. An entry whose operation ended or moved
+  /// on meanwhile is dropped when its turn comes.
+  std::deque<work_record> ready_;
+  /// Prefetches (`get` exchanges on behalf of no worker) still pending.
+  size_t prefetching_ = 0;
+  /// Waiting workers that asked when `ready_` was empty but a prefetch was
+  /// on its way; served by prefetches in order.
+  std::deque<caf::actor> askers_;
   /// Operations held by a worker (dispatched, not yet reported).
   size_t in_flight_ = 0;
   /// Since when available > workers; restarted by each autoscale growth.

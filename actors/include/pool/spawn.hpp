@@ -73,6 +73,8 @@ spawn_shepherd(caf::actor_system& sys, pool_options opts,
     return spawn(sys, dedicated);
   };
   cfg.options = std::move(opts);
+  if (cfg.options.dedicated_control())
+    return sys.spawn<caf::detached>(shepherd, std::move(cfg));
   return sys.spawn(shepherd, std::move(cfg));
 }
 
