@@ -54,6 +54,16 @@ struct durable_fixture : deterministic {
 
   /// Kills `pool` as a crash would (nothing is drained or recorded).
   void crash(caf::actor& pool) {
+    // A crash ends the process: frozen workers holding work must not run it
+    // once the pool is gone, so they die first (an urgent exit message is
+    // handled before anything else in their mailboxes).
+    if (!frozen.empty())
+      for (auto job : sched.jobs)
+        if (auto actor = dynamic_cast<caf::scheduled_actor*>(job);
+            actor != nullptr && frozen == actor->name())
+          caf::anon_send<caf::message_priority::high>(
+              caf::actor_cast<caf::actor>(actor->ctrl()),
+              caf::exit_msg{caf::actor_addr{}, caf::exit_reason::kill});
     caf::anon_send_exit(pool, caf::exit_reason::kill);
     pool = nullptr;
     frozen.clear();

@@ -22,13 +22,106 @@ TEST_CASE_FIXTURE(deterministic,
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 21);
   auto events = run();
-  CHECK(tags(events) == strings{"submit", "add_work", "wake_up", "give_work",
-                                "get_work", "work_to_do", "status_rep",
-                                "give_work", "get_work", "no_work",
-                                "go_sleep"});
+  // Nothing else is due: the shepherd wakes the worker and hands it the
+  // work at once, past the queue; the give_work answering the wake-up is
+  // redundant and dropped. After its status reply the worker asks again,
+  // the queue has nothing, the worker goes back to sleep.
+  CHECK(tags(events) == strings{"submit", "wake_up", "work_to_do",
+                                "give_work", "status_rep", "give_work",
+                                "get_work", "no_work", "go_sleep"});
   REQUIRE(replies() == 1);
   answer.receive([](int y) { CHECK(y == 42); },
                  [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a submit finding work already due goes through the "
+                  "queue; a sleeping worker is woken and the queue asked on "
+                  "its behalf at once" *
+                      doctest::timeout(30)) {
+  auto pool = spawn(twice, 2);
+  run();
+  frozen = "pool.worker";
+  self->send(pool, pool::submit_atom_v, 1); // straight to a worker
+  auto events = run();
+  CHECK(count(events, "add_work") == 0);
+  self->send(pool, pool::submit_atom_v, 2); // nothing due: straight again
+  self->send(pool, pool::submit_atom_v, 3); // both busy: into the queue
+  events = run();
+  CHECK(count(events, "add_work") == 1);
+  frozen.clear();
+  events = run();
+  CHECK(replies() == 3);
+  auto st = stats_of(pool);
+  CHECK(st.direct_handouts == 2);
+  CHECK(st.completed == 3);
+  // A due entry in the queue: the next submit queues behind it, and the
+  // worker woken for it gets it without first asking.
+  frozen = "pool.worker";
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{1s}, 4);
+  run();
+  events = advance(1s);
+  CHECK(count(events, "wake_up") == 1);
+  CHECK(count(events, "get_work") == 1); // sent with the wake-up
+  frozen.clear();
+  events = run();
+  CHECK(replies() == 4);
+  CHECK(stats_of(pool).direct_handouts == 2);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "while every worker is busy, the shepherd takes the next "
+                  "due entry out ahead of time, and hands it out in order" *
+                      doctest::timeout(30)) {
+  auto pool = spawn(twice, 1);
+  run();
+  frozen = "pool.worker"; // the worker is stuck in its first job
+  for (int i = 0; i < 3; ++i)
+    self->send(pool, pool::submit_atom_v, i);
+  auto events = run();
+  CHECK(count(events, "add_work") == 2); // the first went straight out
+  // One prefetch (one busy worker), answered with the oldest queued entry.
+  CHECK(count(events, "get_work") == 1);
+  auto st = stats_of(pool);
+  CHECK(st.available == 2); // one in the queue, one taken out ahead
+  CHECK(st.busy == 1);
+  frozen.clear();
+  run();
+  std::vector<int> results;
+  for (int i = 0; i < 3; ++i)
+    self->receive([&](int y) { results.push_back(y); },
+                  caf::after(0s) >> [] {});
+  CHECK(results == std::vector<int>{0, 2, 4});
+  st = stats_of(pool);
+  CHECK(st.completed == 3);
+  CHECK(st.available == 0);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "cancelling an operation taken out ahead of time drops it "
+                  "from the buffer" *
+                      doctest::timeout(30)) {
+  auto pool = spawn(twice, 1);
+  run();
+  frozen = "pool.worker";
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto answer = self->request(pool, caf::infinite, pool::enqueue_atom_v, i);
+    run();
+    answer.receive([&](uint64_t id) { ids.push_back(id); },
+                   [](caf::error& err) { FAIL(pool::describe(err)); });
+  }
+  REQUIRE(ids.size() == 3);
+  CHECK(stats_of(pool).available == 2);
+  self->send(pool, pool::cancel_op_atom_v, ids[1]); // the one taken ahead
+  run();
+  CHECK(stats_of(pool).available == 1);
+  frozen.clear();
+  run();
+  auto st = stats_of(pool);
+  CHECK(st.completed == 2);
+  CHECK(st.cancelled == 1);
+  CHECK(st.stale_replies == 0);
 }
 
 TEST_CASE_FIXTURE(deterministic,

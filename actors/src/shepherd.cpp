@@ -126,8 +126,15 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       [this](give_me_work_atom) {
         auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
         auto slot = find_worker(sender);
-        if (slot == nullptr || slot->asking)
-          return; // Not a member, or its earlier request is still pending.
+        if (slot == nullptr)
+          return; // Not a member.
+        if (slot->wakes_ahead > 0) {
+          // Answers a wake-up whose work was already on its way.
+          --slot->wakes_ahead;
+          return;
+        }
+        if (slot->asking)
+          return; // Its earlier request is still pending.
         if (slot->phase == worker_phase::working) {
           // Asked for more without reporting the attempt it holds.
           auto id = *slot->current;
@@ -357,6 +364,11 @@ uint64_t shepherd_state::accept(submission sub) {
   if (!sub.key.empty()) {
     unique_keys_.emplace(sub.key, id);
     op.key = sub.key;
+  }
+  if (sub.delay == caf::timespan::zero() && sub.key.empty() &&
+      hand_out_directly(attempt_id{id, 1}, t)) {
+    check_overload();
+    return id;
   }
   queue_exchange ex{queue_exchange::add,
                     attempt_id{id, 1},
@@ -703,6 +715,14 @@ void shepherd_state::on_counts(const queue_counts& counts) {
     auto& slot = workers_[key];
     set_phase(key, slot, worker_phase::waiting);
     self_->send(slot.handle, wake_up_atom_v);
+    if (!slot.joined) {
+      // Our own workers take work right after a wake-up: ask the queue on
+      // the worker's behalf now rather than when its give_work arrives
+      // (saves a round trip to the worker).
+      ++slot.wakes_ahead;
+      slot.asking = true;
+      find_work(slot.handle);
+    }
   }
   if (counts.next_due_in != no_deadline)
     arm_timer(counts.next_due_in);
@@ -1010,6 +1030,33 @@ void shepherd_state::send_exchange(queue_exchange ex) {
 
 void shepherd_state::request_work(const caf::actor& worker) {
   send_exchange({queue_exchange::get, {}, {}, worker, {}});
+}
+
+bool shepherd_state::hand_out_directly(attempt_id id, time_point t) {
+  // Only when nothing is due or on its way into the queue (the new entry
+  // would come out first anyway), the store need not see it (a durable
+  // store acknowledges only what it holds), and a local worker sleeps.
+  if (durable_ || available_ > 0 || sleeping_.empty())
+    return false;
+  auto key = sleeping_.back();
+  auto& slot = workers_[key];
+  if (slot.joined)
+    return false;
+  auto adding = [](const queue_exchange& x) {
+    return x.kind == queue_exchange::add;
+  };
+  auto& counts = exchanges_of(answer_kind::counts);
+  if (std::any_of(counts.begin(), counts.end(), adding))
+    return false;
+  auto op = operations_.find(id.operation);
+  op->second.due = t;
+  set_phase(key, slot, worker_phase::waiting);
+  self_->send(slot.handle, wake_up_atom_v);
+  ++slot.wakes_ahead;
+  slot.asking = true;
+  ++totals_.direct_handouts;
+  dispatch(slot.handle, work_record{id, op->second.payload});
+  return true;
 }
 
 void shepherd_state::find_work(const caf::actor& worker) {

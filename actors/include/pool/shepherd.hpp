@@ -48,6 +48,10 @@ struct worker_slot {
   std::optional<attempt_id> current;
   /// A `get_work` for this worker is on its way to or from the queue.
   bool asking = false;
+  /// Wake-ups sent along with work (or with a request to the queue on the
+  /// worker's behalf): the `give_work` each makes the worker send is
+  /// redundant and dropped.
+  uint32_t wakes_ahead = 0;
   /// Joined through `(join_pool, actor)` rather than spawned by the pool.
   bool joined = false;
   /// Surplus after a shrink: stops once its current attempt is reported.
@@ -272,6 +276,12 @@ private:
 
   /// Asks the queue for work on behalf of a waiting worker.
   void request_work(const caf::actor& worker);
+
+  /// Hands the first attempt of a just accepted operation straight to a
+  /// sleeping local worker, without the queue, when nothing else is due or
+  /// on its way into the queue and the store is not durable. Returns false
+  /// (and does nothing) otherwise.
+  bool hand_out_directly(attempt_id id, time_point t);
 
   /// Gives a waiting worker the oldest entry of `ready_`, or waits for a
   /// prefetch on its way, or asks the queue.

@@ -85,6 +85,9 @@ struct pool_stats {
   /// Highest number of operations waiting for a worker (queued, delayed or
   /// parked; not running).
   uint64_t waiting_high = 0;
+  /// Submits handed straight to a sleeping worker, without the queue
+  /// (nothing else was due and the store is not durable).
+  uint64_t direct_handouts = 0;
   /// From an attempt's due time to its dispatch to a worker.
   latency_summary queue_wait;
   /// From dispatch to the worker's status reply.
@@ -99,7 +102,7 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.rejected, x.parked, x.cancelled, x.retried, x.timed_out,
            x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
-           x.waiting_high, x.queue_wait, x.processing);
+           x.waiting_high, x.direct_handouts, x.queue_wait, x.processing);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.
