@@ -296,13 +296,17 @@ std::optional<caf::actor> serve(caf::actor_system& sys, const caf::actor& pool,
   return *gatekeeper;
 }
 
-/// Waits (at most 5 s) until `gatekeeper` ended: it tells the joined nodes
-/// that the pool stopped, so they exit 0 instead of reconnecting.
+/// Waits (at most 5 s) until `gatekeeper` ended, then a grace period: its
+/// end tells the joined nodes that the pool stopped (so they exit 0 rather
+/// than reconnect), and that message must leave before the actor system's
+/// shutdown closes the connections. CAF 0.17 offers no way to wait for it
+/// (no node monitoring), hence the fixed grace.
 void await_end(caf::actor_system& sys, const caf::actor& gatekeeper) {
   caf::scoped_actor self{sys};
   self->monitor(gatekeeper);
   self->receive([](caf::down_msg&) {},
                 caf::after(std::chrono::seconds(5)) >> [] {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
 }
 
 } // namespace

@@ -84,7 +84,8 @@ TEST_CASE("mistakes are named" * doctest::timeout(10)) {
   CHECK(parse({"--nope=1"}).error == "unknown option '--nope'");
   CHECK(parse({"-j"}).error == "option '-j' needs a value");
   CHECK(parse({"-j", "0"}).error ==
-        "invalid value '0' for -j: expected a whole number of at least 1");
+        "invalid value '0' for -j: a pool needs at least one local worker "
+        "(with --serve, use -j 1: the joined nodes' workers come on top)");
   CHECK(parse({"-j", "3x"}).error.find("invalid value '3x'") == 0);
   CHECK(parse({"--retries", "-1"}).error.find("invalid value '-1'") == 0);
   CHECK(parse({"--timeout", "0s"}).error.find("invalid value '0s'") == 0);
