@@ -772,6 +772,59 @@ def main():
                            for s, a in settings], rows))
     w("")
 
+    remote_rows = read_csv(res, "remote.csv")
+    if remote_rows:
+        rmeta = {}
+        if os.path.exists(os.path.join(res, "remote_meta.json")):
+            with open(os.path.join(res, "remote_meta.json")) as f:
+                rmeta = json.load(f)
+        by_nodes = group(remote_rows, "nodes")
+        w("## Remote worker nodes")
+        w("")
+        w("`bench/remote_bench`: a pool published on 127.0.0.1 "
+          "(`publish_pool`) and worker nodes that are separate processes "
+          "joined over CAF's network layer (`join_remote_pool`), each with "
+          "one dedicated worker"
+          + (" and pinned to its own core (`sched_setaffinity`), so two "
+             "nodes stand for two machines as far as one box can"
+             if rmeta.get("pinned") else "") +
+          ". The pool's one local worker (a pool needs at least one) is "
+          "held by a parking job throughout, so every measured job runs on "
+          "a node. "
+          f"{int(rmeta.get('jobs', 0)):,} CPU-bound jobs "
+          f"({num(rmeta.get('job_us'))} µs each, measured) are submitted "
+          "at once; the time runs until the last result. Repetitions "
+          "alternate the order (1 node, 2 nodes; 2 nodes, 1 node; …). "
+          "*Of ideal* = jobs/s ÷ (nodes × 1 / job time): what is left after "
+          "the per-job round trip over the network (status reply, ask for "
+          "work, dispatch). The shepherd's own process is not pinned and "
+          "shares the cores.")
+        w("")
+        rows = []
+        one = spread(r["jobs_per_s"] for r in by_nodes.get(("1",), []))
+        for n in sorted((k[0] for k in by_nodes), key=int):
+            v = by_nodes[(n,)]
+            rate = spread(r["jobs_per_s"] for r in v)
+            rows.append([n, len(v), with_spread(rate),
+                         with_spread(spread(float(r["efficiency"]) * 100
+                                            for r in v)) + " %",
+                         ratio(rate[0] / one[0]) if one else "n/a"])
+        w(table(["nodes × 1 worker", "runs", "jobs/s", "of ideal",
+                 "÷ 1 node"], rows))
+        w("")
+        other = rmeta.get("other_cpu_share")
+        if other is not None:
+            w(f"CPU share of the machine meanwhile: this benchmark and its "
+              f"nodes {float(rmeta.get('self_cpu_share', 0)) * 100:.0f}%, "
+              f"other processes {float(other) * 100:.0f}%.")
+            w("")
+            if float(other) > 0.10:
+                w(f"> **Warning**: other processes used "
+                  f"{float(other) * 100:.0f}% of the machine during this "
+                  "workload; they took time from the pinned nodes. Rerun on "
+                  "an idle machine.")
+                w("")
+
     w("## Raw results")
     w("")
     w("`bench/run` leaves them in `bench/results/` (not committed): "
@@ -780,8 +833,9 @@ def main():
       "`latency_idle_raw.csv`; `uneven_runs.csv` (one row per run), "
       "`uneven_calibration.csv` and every job's arrival, observed duration, "
       "latency and ideal latency in `uneven_raw_<distribution>_<load>.csv`; "
-      "`workers.csv`; `queue.csv`; `machine_load.csv` (CPU use per "
-      "workload); `source.txt` (the library version measured); "
+      "`workers.csv`; `queue.csv`; `remote.csv` (one row per run of "
+      "`remote_bench`) and `remote_meta.json`; `machine_load.csv` (CPU use "
+      "per workload); `source.txt` (the library version measured); "
       "`console.log` (what the run printed).")
     w("")
 

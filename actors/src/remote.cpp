@@ -440,6 +440,9 @@ struct node_state {
   bool trying = false;
   /// `node_leave` arrived: answer it once every worker terminated.
   std::optional<caf::response_promise> leaving;
+  /// The pool stopped on purpose (`leave_when_pool_stops`): end once every
+  /// worker terminated.
+  bool pool_stopped = false;
 };
 
 using node_actor = caf::stateful_actor<node_state>;
@@ -486,7 +489,8 @@ void forget_workers(node_actor* self) {
 /// messages have left (and registered them), then the registry sweep.
 void finish_leave(node_actor* self) {
   auto& st = self->state;
-  if (!st.leaving || !st.workers.empty() || !st.stopping.empty())
+  if ((!st.leaving && !st.pool_stopped) || !st.workers.empty() ||
+      !st.stopping.empty())
     return;
   auto done = [self] {
     forget_workers(self);
@@ -616,6 +620,15 @@ caf::behavior node(node_actor* self, detail::node_config cfg,
       stop_workers(self);
       if (st.leaving)
         return; // The workers' down messages finish the leave.
+      if (st.cfg.options.leave_when_pool_stops() &&
+          (!msg.reason || msg.reason == caf::exit_reason::user_shutdown)) {
+        node_log(self, log_level::info,
+                 "the pool at " + endpoint(self) + " stopped (" +
+                     exit_text(msg.reason) + "), leaving");
+        st.pool_stopped = true;
+        finish_leave(self); // Or the workers' down messages do.
+        return;
+      }
       node_log(self, log_level::warning,
                "lost the pool at " + endpoint(self) + " (" +
                    exit_text(msg.reason) + "), rejoining");

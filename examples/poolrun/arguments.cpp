@@ -29,7 +29,12 @@ enum class valued {
   timeout,
   joblog,
   journal,
-  input
+  input,
+  serve,
+  bind,
+  join,
+  join_wait,
+  token
 };
 
 std::optional<valued> valued_option(std::string_view name) {
@@ -47,6 +52,16 @@ std::optional<valued> valued_option(std::string_view name) {
     return valued::journal;
   if (name == "-a" || name == "--arg-file")
     return valued::input;
+  if (name == "--serve")
+    return valued::serve;
+  if (name == "--bind")
+    return valued::bind;
+  if (name == "--join")
+    return valued::join;
+  if (name == "--join-wait")
+    return valued::join_wait;
+  if (name == "--token")
+    return valued::token;
   return std::nullopt;
 }
 
@@ -63,6 +78,9 @@ std::string set_valued(run_options& opts, valued which, std::string_view name,
         opts.jobs = static_cast<size_t>(*n);
         return {};
       }
+      if (value == "0")
+        return bad("a pool needs at least one local worker (with --serve, "
+                   "use -j 1: the joined nodes' workers come on top)");
       return bad("expected a whole number of at least 1");
     case valued::retries:
       if (auto n = parse_count(value, 0); n && *n < 1000000) {
@@ -93,6 +111,40 @@ std::string set_valued(run_options& opts, valued which, std::string_view name,
         return "only one input file is supported";
       opts.input = std::string{value};
       return value.empty() ? bad("expected a file name") : std::string{};
+    case valued::serve:
+      if (auto n = parse_count(value, 0); n && *n <= 65535) {
+        opts.serve_port = static_cast<uint16_t>(*n);
+        return {};
+      }
+      return bad("expected a port number from 0 to 65535 (0: any free one)");
+    case valued::bind:
+      opts.bind_address = std::string{value};
+      return value.empty() ? bad("expected an address such as 0.0.0.0")
+                           : std::string{};
+    case valued::join: {
+      // HOST:PORT, or [IPv6]:PORT.
+      auto colon = value.rfind(':');
+      if (colon == std::string_view::npos || colon == 0)
+        return bad("expected HOST:PORT");
+      auto host = value.substr(0, colon);
+      if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+      auto port = parse_count(value.substr(colon + 1), 1);
+      if (!port || *port > 65535)
+        return bad("expected HOST:PORT with a port from 1 to 65535");
+      opts.join_host = std::string{host};
+      opts.join_port = static_cast<uint16_t>(*port);
+      return {};
+    }
+    case valued::join_wait:
+      if (auto d = parse_duration(value); d && d->count() > 0) {
+        opts.join_wait = *d;
+        return {};
+      }
+      return bad("expected a positive duration such as 500ms, 2s or 1min");
+    case valued::token:
+      opts.token = std::string{value};
+      return value.empty() ? bad("expected a non-empty token") : std::string{};
   }
   return {};
 }
@@ -233,7 +285,30 @@ parsed_arguments parse_arguments(int argc, const char* const* argv) {
     opts.input = std::string{positional.front()};
   if (opts.replay && opts.journal.empty())
     result.error = "--replay needs --journal";
+  else if (opts.serving() && opts.joining())
+    result.error = "--serve and --join exclude each other";
+  else if (opts.joining() && (!opts.input.empty() || opts.keep_order ||
+                              opts.bar || opts.summary || opts.retries > 0 ||
+                              !opts.joblog.empty() || !opts.journal.empty()))
+    result.error = "--join makes a worker node: it reads no input and takes "
+                   "only -j, --timeout, --token and --join-wait (retries, "
+                   "logs and output order are the serving poolrun's)";
+  else if (opts.bind_address != "127.0.0.1" && !opts.serving())
+    result.error = "--bind needs --serve";
+  else if (!opts.token.empty() && !opts.serving() && !opts.joining())
+    result.error = "--token needs --serve or --join";
   return result;
+}
+
+std::string check_token(run_options& opts, const char* env_token) {
+  if (!opts.serving() && !opts.joining())
+    return {};
+  if (opts.token.empty() && env_token != nullptr)
+    opts.token = env_token;
+  if (opts.token.empty())
+    return std::string{opts.serving() ? "--serve" : "--join"} +
+           " needs a shared token: give --token T or set POOLRUN_TOKEN";
+  return {};
 }
 
 std::string usage() {
@@ -265,6 +340,22 @@ Options:
       --summary         summary on stderr at the end
   -h, --help            print this help
 
+Remote workers (the same poolrun on other machines runs commands too):
+      --serve PORT      publish this run's pool on PORT (0: any free port;
+                        "poolrun: serving on ADDR:PORT" goes to stderr);
+                        commands run on the -j local workers and on the
+                        workers of every node that joins
+      --bind ADDR       address --serve listens on (default 127.0.0.1, this
+                        machine only; 0.0.0.0 for every interface)
+      --join HOST:PORT  be a worker node of the poolrun serving there: read
+                        no input, run the commands it hands out on -j
+                        workers (with this node's --timeout); exit 0 when
+                        that poolrun finishes or on Ctrl-C
+      --join-wait D     how long a node keeps trying to reach its pool, at
+                        the start and after losing it (default 10s)
+      --token T         shared secret of --serve and --join (required; else
+                        the environment variable POOLRUN_TOKEN)
+
 Durations: 500ms, 2s, 1.5s, 1min, 1h, 250us; a plain number is seconds.
 
 Ctrl-C once: no new commands start; running ones finish, then poolrun
@@ -272,7 +363,9 @@ exits (terminated by SIGINT). Ctrl-C twice: running commands are killed.
 
 Exit status: the number of failed commands (at most 101); 0 when all
 succeeded; 255 for poolrun's own errors (bad options, unreadable input,
-a journal or joblog that cannot be opened).
+a journal or joblog that cannot be opened). A --join node: 0 when its pool
+finished or it was interrupted, 255 when it could not join (wrong token,
+unreachable within --join-wait) or lost its pool for longer than that.
 )";
 }
 

@@ -39,6 +39,28 @@ struct run_options {
   bool replay = false;
   /// `--help` was given.
   bool help = false;
+  /// `--serve PORT`: publish the pool for `--join` nodes on this port (0:
+  /// the system picks one).
+  std::optional<uint16_t> serve_port;
+  /// `--bind ADDR`: the address `--serve` listens on.
+  std::string bind_address = "127.0.0.1";
+  /// `--join HOST:PORT`: be a worker node of the poolrun serving there.
+  std::string join_host;
+  uint16_t join_port = 0;
+  /// `--join-wait D`: how long a node keeps trying to reach its pool, at
+  /// the start and after losing it.
+  caf::timespan join_wait = std::chrono::seconds(10);
+  /// `--token T`: the shared secret of `--serve` and `--join` (else the
+  /// environment variable POOLRUN_TOKEN).
+  std::string token;
+
+  bool serving() const noexcept {
+    return serve_port.has_value();
+  }
+
+  bool joining() const noexcept {
+    return !join_host.empty();
+  }
 };
 
 /// What `parse_arguments` found: the options, or what was wrong.
@@ -49,7 +71,14 @@ struct parsed_arguments {
 };
 
 /// Parses poolrun's command line (`argv[0]` is skipped). Never throws.
+/// Reads no environment: a missing `--token` is left empty (see
+/// `check_token`).
 parsed_arguments parse_arguments(int argc, const char* const* argv);
+
+/// With `--serve` or `--join`: takes the token from `env_token` (the
+/// environment variable POOLRUN_TOKEN, may be null) when `--token` was not
+/// given; returns what is wrong when there is none, else "".
+std::string check_token(run_options& opts, const char* env_token);
 
 /// Parses a duration such as `500ms`, `2s`, `1.5s`, `1min`, `1h`, `250us`;
 /// a plain number means seconds, as in GNU parallel. Returns nothing for

@@ -1,20 +1,26 @@
-// poolrun: runs shell commands from input lines in parallel on a pool.
+// poolrun: runs shell commands from input lines in parallel on a pool, with
+// worker nodes on other machines joining it (--serve, --join).
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <caf/all.hpp>
 #include <pool/all.hpp>
+#include <pool/remote.hpp>
 
 #include "arguments.hpp"
 #include "job.hpp"
@@ -25,8 +31,13 @@
 namespace {
 
 struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this); // the pool's block first, then ours after it
+  /// `remote`: with CAF's network layer, for --serve and --join.
+  explicit config(bool remote) {
+    // The pool's blocks first, then ours after them.
+    if (remote)
+      pool::configure_remote(*this);
+    else
+      pool::configure(*this);
     add_message_types<caf::id_block::poolrun>();
     add_error_category(caf::atom("poolrun"), poolrun::render_poolrun_error);
     set("logger.verbosity", caf::atom("quiet"));
@@ -133,6 +144,171 @@ void watch_signals(caf::actor runner, std::atomic<int>& interrupted_by) {
   }
 }
 
+/// The pool's job: one command, on a local worker or a node's.
+auto make_job(std::optional<caf::timespan> timeout,
+              std::atomic<uint64_t>* runs = nullptr) {
+  return [timeout, runs](const std::string& command) {
+    if (runs != nullptr)
+      ++*runs;
+    return poolrun::run_job(command, timeout);
+  };
+}
+
+std::string endpoint(const std::string& host, uint16_t port) {
+  if (host.find(':') != std::string::npos)
+    return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+/// `--join`: contributes `-j` workers to the poolrun serving at HOST:PORT
+/// until it finishes (0), Ctrl-C (0, after the running commands), or the
+/// pool cannot be reached for `--join-wait` (255).
+int run_node(const poolrun::run_options& opts) {
+  std::atomic<int> interrupted_by{0};
+  std::atomic<uint64_t> runs{0};
+  auto where = endpoint(opts.join_host, opts.join_port);
+  int status = own_error;
+  config cfg{true};
+  caf::actor_system sys{cfg};
+  // Log lines once joined; the first join's failures are reported below.
+  auto joined = std::make_shared<std::atomic<bool>>(false);
+  auto node_opts =
+      pool::node_options{}
+          .kind(pool::worker_kind::dedicated)
+          .name("poolrun node")
+          .join_timeout(
+              std::min(opts.join_wait, caf::timespan{std::chrono::seconds(10)}))
+          .reconnect(std::chrono::milliseconds(100), std::chrono::seconds(1))
+          .give_up_after(opts.join_wait)
+          .leave_when_pool_stops(true)
+          .log([joined](pool::log_level, const std::string&,
+                        const std::string& text) {
+            if (*joined)
+              std::fprintf(stderr, "poolrun: node: %s\n", text.c_str());
+          });
+  // Retries while the pool cannot be reached (it may not be up yet), for
+  // at most --join-wait; a refused token ends it at once.
+  auto deadline = std::chrono::steady_clock::now() + opts.join_wait;
+  auto delay = std::chrono::milliseconds(100);
+  caf::expected<caf::actor> node{caf::sec::request_timeout};
+  for (;;) {
+    node = pool::join_remote_pool(sys, opts.join_host, opts.join_port,
+                                  opts.token, opts.jobs,
+                                  make_job(opts.timeout, &runs), node_opts);
+    if (node)
+      break;
+    auto err = node.error();
+    if (err.category() == pool::remote_error_category)
+      return fail("the pool at " + where +
+                  " refused this node: wrong token (check --token or "
+                  "POOLRUN_TOKEN; " +
+                  pool::describe_remote(err) + ")");
+    if (pool::is(err, pool::pool_errc::invalid_option))
+      return fail("cannot join the pool at " + where + ": " +
+                  pool::describe_remote(err));
+    auto now = std::chrono::steady_clock::now();
+    if (now + delay > deadline)
+      return fail("cannot reach the pool at " + where + " within " +
+                  pool::duration_text(opts.join_wait) +
+                  " (--join-wait): " + pool::describe_remote(err));
+    // Wait, but let Ctrl-C end the wait.
+    pollfd fd{signal_pipe[0], POLLIN, 0};
+    if (::poll(&fd, 1, static_cast<int>(delay.count())) > 0)
+      return 0; // interrupted before it joined
+    delay = std::min(delay * 2, std::chrono::milliseconds(1000));
+  }
+  *joined = true;
+  std::fprintf(stderr, "poolrun: joined the pool at %s with %zu workers\n",
+               where.c_str(), opts.jobs);
+  {
+    caf::scoped_actor self{sys};
+    self->monitor(*node);
+    std::thread watcher{watch_signals, caf::actor_cast<caf::actor>(self),
+                        std::ref(interrupted_by)};
+    auto done = false;
+    while (!done)
+      self->receive(
+          [&](caf::down_msg& msg) {
+            done = true;
+            if (msg.reason) {
+              std::fprintf(stderr, "poolrun: lost the pool at %s: %s\n",
+                           where.c_str(),
+                           pool::describe_remote(msg.reason).c_str());
+              status = own_error;
+            } else {
+              status = 0;
+            }
+          },
+          [&](poolrun::interrupt_atom) {
+            done = true;
+            std::fprintf(stderr,
+                         "poolrun: interrupted: leaving the pool once the "
+                         "running commands finish (press Ctrl-C again to "
+                         "kill them)\n");
+            // Running commands finish first; a second Ctrl-C kills them.
+            if (auto err =
+                    pool::leave_remote_pool(sys, *node, std::chrono::hours(1)))
+              std::fprintf(stderr, "poolrun: leaving the pool: %s\n",
+                           pool::describe_remote(err).c_str());
+            status = 0;
+          });
+    unsigned char stop = 0;
+    [[maybe_unused]] auto n = ::write(signal_pipe[1], &stop, 1);
+    watcher.join();
+  }
+  std::fprintf(stderr, "poolrun: %llu commands ran on this node\n",
+               static_cast<unsigned long long>(runs.load()));
+  return status;
+}
+
+/// `--serve`: publishes `pool` behind a gatekeeper; returns it, or nothing
+/// after printing why not.
+std::optional<caf::actor> serve(caf::actor_system& sys, const caf::actor& pool,
+                                const poolrun::run_options& opts) {
+  using job_type = decltype(make_job(opts.timeout));
+  auto remote =
+      pool::remote_options{}
+          .token(opts.token)
+          .bind_address(opts.bind_address)
+          .port(*opts.serve_port)
+          .name("poolrun")
+          .log([](pool::log_level level, const std::string&,
+                  const std::string& text) {
+            if (level != pool::log_level::debug)
+              std::fprintf(stderr, "poolrun: serve: %s\n", text.c_str());
+          });
+  auto why = [&](const caf::error& err) {
+    fail("cannot serve on " + endpoint(opts.bind_address, *opts.serve_port) +
+         ": " + pool::describe_remote(err));
+    return std::nullopt;
+  };
+  if (auto err = pool::check_sendable<job_type>(sys))
+    return why(err);
+  auto gatekeeper = pool::spawn_gatekeeper(sys, pool, remote);
+  if (!gatekeeper)
+    return why(gatekeeper.error());
+  auto port = pool::publish_gatekeeper(sys, *gatekeeper, remote);
+  if (!port)
+    return why(port.error());
+  // On stderr: standard output carries the commands' output only.
+  std::fprintf(stderr, "poolrun: serving on %s\n",
+               endpoint(opts.bind_address, *port).c_str());
+  return *gatekeeper;
+}
+
+/// Waits (at most 5 s) until `gatekeeper` ended, then a grace period: its
+/// end tells the joined nodes that the pool stopped (so they exit 0 rather
+/// than reconnect), and that message must leave before the actor system's
+/// shutdown closes the connections. CAF 0.17 offers no way to wait for it
+/// (no node monitoring), hence the fixed grace.
+void await_end(caf::actor_system& sys, const caf::actor& gatekeeper) {
+  caf::scoped_actor self{sys};
+  self->monitor(gatekeeper);
+  self->receive([](caf::down_msg&) {},
+                caf::after(std::chrono::seconds(5)) >> [] {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -143,6 +319,15 @@ int main(int argc, char** argv) {
   if (opts.help) {
     std::fputs(poolrun::usage().c_str(), stdout);
     return 0;
+  }
+  if (auto err = poolrun::check_token(opts, std::getenv("POOLRUN_TOKEN"));
+      !err.empty())
+    return fail(err);
+  if (opts.joining()) {
+    if (!install_signal_handlers())
+      return fail(std::string{"cannot install signal handlers: "} +
+                  std::strerror(errno));
+    return run_node(opts);
   }
   std::vector<std::string> commands;
   if (auto err = read_commands(opts.input, commands))
@@ -158,11 +343,9 @@ int main(int argc, char** argv) {
   std::atomic<int> interrupted_by{0};
   int status = own_error;
   {
-    config cfg;
+    config cfg{opts.serving()};
     caf::actor_system sys{cfg};
-    auto job = [timeout = opts.timeout](const std::string& command) {
-      return poolrun::run_job(command, timeout);
-    };
+    auto job = make_job(opts.timeout);
     auto pool_opts =
         pool::pool_options{}
             .kind(pool::worker_kind::dedicated)
@@ -191,6 +374,14 @@ int main(int argc, char** argv) {
                     "': " + pool::describe(pool.error()));
       return fail("cannot start the pool: " + pool::describe(pool.error()));
     }
+    std::optional<caf::actor> gatekeeper;
+    if (opts.serving()) {
+      gatekeeper = serve(sys, *pool, opts);
+      if (!gatekeeper) {
+        caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+        return own_error;
+      }
+    }
     auto exit_status = std::make_shared<std::promise<int>>();
     auto result = exit_status->get_future();
     poolrun::runner_config rcfg{opts, std::move(commands), *pool, out,
@@ -202,6 +393,8 @@ int main(int argc, char** argv) {
     unsigned char stop = 0;
     [[maybe_unused]] auto n = ::write(signal_pipe[1], &stop, 1);
     watcher.join();
+    if (gatekeeper)
+      await_end(sys, *gatekeeper);
   } // the actor system waits for the pool's workers here
   if (auto sig = interrupted_by.load(); sig != 0)
     die_by(sig);

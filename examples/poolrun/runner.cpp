@@ -60,6 +60,7 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
   self_ = self;
   cfg_ = std::move(cfg);
   lines_.resize(cfg_.commands.size());
+  capacity_ = cfg_.options.jobs;
   started_ = std::chrono::steady_clock::now();
   self->monitor(cfg_.pool);
   self->set_down_handler([this](caf::down_msg& msg) {
@@ -81,6 +82,8 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
           });
   if (cfg_.options.bar)
     self->send(self, bar_tick_atom_v);
+  if (cfg_.options.serving())
+    self->send(self, capacity_atom_v);
   return {
       [this](pool::pool_event& ev) { on_event(ev); },
       // Enqueued operations also report to their submitter; the events
@@ -94,6 +97,12 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
         show_progress();
         self_->delayed_send(self_, 200ms, bar_tick_atom_v);
       },
+      [this](capacity_atom) {
+        if (ending_)
+          return;
+        update_capacity();
+        self_->delayed_send(self_, 100ms, capacity_atom_v);
+      },
   };
 }
 
@@ -103,8 +112,24 @@ void runner_state::feed() {
   // At most one operation per worker: nothing waits in the pool's queue, so
   // after Ctrl-C no command is left there to start.
   while (!draining_ && !ending_ && next_ < lines_.size() &&
-         in_flight_ < cfg_.options.jobs)
+         in_flight_ < capacity_)
     submit(next_++);
+}
+
+void runner_state::update_capacity() {
+  // Joined nodes come and go; the local workers stay. A node lost with
+  // commands on it leaves more in flight than workers for a moment: its
+  // attempts fail (and are retried with --retries).
+  self_->request(cfg_.pool, 10s, pool::pool_stats_atom_v)
+      .then(
+          [this](pool::pool_stats& st) {
+            capacity_ = std::max<size_t>(cfg_.options.jobs,
+                                         static_cast<size_t>(st.workers));
+            feed();
+          },
+          [](caf::error&) {
+            // The pool's own down message ends the run.
+          });
 }
 
 void runner_state::submit(size_t seq) {

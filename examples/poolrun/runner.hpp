@@ -90,6 +90,7 @@ private:
   void finish();
   void fail_run(const std::string& why);
   void show_progress();
+  void update_capacity();
   void set_exit_status(int status);
 
   actor_type* self_ = nullptr;
@@ -105,6 +106,9 @@ private:
   /// Lines handed to the pool whose outcome is not known yet: at most one
   /// per worker.
   size_t in_flight_ = 0;
+  /// Workers the pool has: `-j`, plus those of joined nodes (`--serve`,
+  /// looked up every 100 ms).
+  size_t capacity_ = 0;
   /// Lines whose outcome is known, waiting for the journal to record it.
   size_t recording_ = 0;
   bool draining_ = false;

@@ -3,15 +3,21 @@
 //
 //   pool_serve --token T [--port P] [--bind ADDRESS] [--reuse-address]
 //              [--workers N] [--max-attempts N] [--submit N]
+//              [--durable FILE] [--delay-ms D]
 //              [--tls-cert F --tls-key F --tls-ca F]
 //
 // The first line on stdout is the port. With `--submit N` it submits the
 // inputs 1..N itself and prints `completed <n> correct <k>` once all are
-// done. It stops, exit status 0, when the pool stops (`poolctl ... drain`)
-// or on SIGINT/SIGTERM.
+// done. With `--durable FILE` the queue is an SQLite file and the submits
+// are unique (key `input:<x>`): a server restarted over the same file
+// after a crash submits 1..N again, adopts what was unfinished, finds what
+// was done, and runs nothing twice that had finished. It stops, exit
+// status 0, when the pool stops (`poolctl ... drain`) or on SIGINT/SIGTERM.
+// `--delay-ms D` makes each local job sleep D ms first (as pool_node's).
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <caf/all.hpp>
 #include <pool/all.hpp>
@@ -25,11 +31,15 @@ namespace {
 constexpr const char* usage =
     "usage: pool_serve --token T [--port P] [--bind ADDRESS] "
     "[--reuse-address] [--workers N] [--max-attempts N] [--submit N] "
-    "[--tls-cert F --tls-key F --tls-ca F]";
+    "[--durable FILE] [--delay-ms D] [--tls-cert F --tls-key F --tls-ca F]";
 
 /// Submits 1..n in batches (one actor per batch keeps each actor's list of
 /// pending requests short) and prints the tally once every answer is in.
-void submit_all(caf::actor_system& sys, const caf::actor& pool, int32_t n) {
+/// `unique`: submits `(enq_unique, "input:<x>", x)` and follows each
+/// operation by id (`op_status`, every 100 ms) until it finished, in this
+/// run or an earlier one over the same durable file.
+void submit_all(caf::actor_system& sys, const caf::actor& pool, int32_t n,
+                bool unique) {
   struct tally {
     int32_t done = 0;
     int32_t correct = 0;
@@ -50,6 +60,42 @@ void submit_all(caf::actor_system& sys, const caf::actor& pool, int32_t n) {
   constexpr int32_t batch = 100;
   for (int32_t first = 1; first <= n; first += batch) {
     auto last = std::min(n, first + batch - 1);
+    if (unique) {
+      sys.spawn([=](caf::event_based_actor* self) -> caf::behavior {
+        auto follow = [=](uint64_t id, int32_t x) {
+          self->request(pool, std::chrono::seconds(10), pool::op_status_atom_v,
+                        id)
+              .then(
+                  [=](pool::operation_record& rec) {
+                    if (rec.state == pool::operation_state::done)
+                      self->send(collector,
+                                 rec.result.match_elements<int64_t>() &&
+                                     rec.result.get_as<int64_t>(0) ==
+                                         remote_demo::hash_job(x));
+                    else if (rec.state == pool::operation_state::failed ||
+                             rec.state == pool::operation_state::cancelled)
+                      self->send(collector, false);
+                    else
+                      self->delayed_send(self, std::chrono::milliseconds(100),
+                                         id, x);
+                  },
+                  [=](caf::error&) { self->send(collector, false); });
+        };
+        for (auto x = first; x <= last; ++x)
+          self->request(pool, caf::infinite, pool::enqueue_unique_atom_v,
+                        "input:" + std::to_string(x), x)
+              .then([=](uint64_t id) { follow(id, x); },
+                    [=](caf::error&) { self->send(collector, false); });
+        return {
+            [=](uint64_t id, int32_t x) { follow(id, x); },
+            // Enqueued operations report to their submitter too; the
+            // status lookups cover adopted ones as well.
+            [](pool::op_done_atom, uint64_t, const caf::message&) {},
+            [](pool::op_failed_atom, uint64_t, const caf::error&) {},
+        };
+      });
+      continue;
+    }
     sys.spawn([=](caf::event_based_actor* self) {
       for (auto x = first; x <= last; ++x)
         self->request(pool, caf::infinite, pool::submit_atom_v, x)
@@ -70,8 +116,11 @@ int main(int argc, char** argv) {
   auto workers = args.number("workers", 1, 10000);
   auto attempts = args.number("max-attempts", 3, 1000);
   auto submit = args.number("submit", 0, INT32_MAX);
+  auto durable = args.text("durable");
+  auto delay_ms = args.number("delay-ms", 0, 60000);
   if (!args.error.empty() || !port || !workers || *workers == 0 || !attempts ||
-      *attempts == 0 || !submit || !args.has("token")) {
+      *attempts == 0 || !submit || !delay_ms || !args.has("token") ||
+      (args.has("durable") && durable.empty())) {
     std::cerr << (args.error.empty() ? "" : args.error + "\n") << usage << '\n';
     return 2;
   }
@@ -88,7 +137,18 @@ int main(int argc, char** argv) {
                   .kind(pool::worker_kind::dedicated)
                   .max_attempts(static_cast<uint32_t>(*attempts))
                   .name("pool_serve");
-  auto pool = pool::spawn_pool(sys, remote_demo::hash_job, opts);
+  if (!durable.empty())
+    // Finished operations keep their unique keys for good: a restarted
+    // server re-submitting 1..N adds nothing that already ran.
+    opts.durable(durable).unique_window(caf::timespan::max());
+  auto delay = std::chrono::milliseconds(*delay_ms);
+  // Dedicated workers may block, so the optional delay is a plain sleep.
+  auto job = [delay](int32_t x) -> int64_t {
+    if (delay.count() > 0)
+      std::this_thread::sleep_for(delay);
+    return remote_demo::hash_job(x);
+  };
+  auto pool = pool::spawn_pool(sys, job, opts);
   if (!pool) {
     std::cerr << "cannot start the pool: " << pool::describe(pool.error())
               << '\n';
@@ -111,7 +171,7 @@ int main(int argc, char** argv) {
   }
   std::cout << *bound << std::endl;
   if (*submit > 0)
-    submit_all(sys, *pool, static_cast<int32_t>(*submit));
+    submit_all(sys, *pool, static_cast<int32_t>(*submit), !durable.empty());
   auto signalled = remote_demo::wait_for_stop(sys, *pool, signals);
   if (signalled)
     caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);

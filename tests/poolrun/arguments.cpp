@@ -84,7 +84,8 @@ TEST_CASE("mistakes are named" * doctest::timeout(10)) {
   CHECK(parse({"--nope=1"}).error == "unknown option '--nope'");
   CHECK(parse({"-j"}).error == "option '-j' needs a value");
   CHECK(parse({"-j", "0"}).error ==
-        "invalid value '0' for -j: expected a whole number of at least 1");
+        "invalid value '0' for -j: a pool needs at least one local worker "
+        "(with --serve, use -j 1: the joined nodes' workers come on top)");
   CHECK(parse({"-j", "3x"}).error.find("invalid value '3x'") == 0);
   CHECK(parse({"--retries", "-1"}).error.find("invalid value '-1'") == 0);
   CHECK(parse({"--timeout", "0s"}).error.find("invalid value '0s'") == 0);
@@ -93,4 +94,41 @@ TEST_CASE("mistakes are named" * doctest::timeout(10)) {
   CHECK(parse({"--replay"}).error == "--replay needs --journal");
   CHECK(parse({"--help", "--nope"}).error == "unknown option '--nope'");
   CHECK(parse({"--help"}).options.help);
+}
+
+TEST_CASE("--serve, --join, --bind, --token and --join-wait" *
+          doctest::timeout(10)) {
+  auto serve = parse({"--serve", "0", "--bind", "0.0.0.0", "-j", "2"});
+  REQUIRE(serve.error.empty());
+  CHECK(serve.options.serving());
+  CHECK(*serve.options.serve_port == 0);
+  CHECK(serve.options.bind_address == "0.0.0.0");
+  CHECK(!serve.options.joining());
+  auto join = parse({"--join=node.example:7300", "--token", "t", "--join-wait",
+                     "30s", "--timeout", "5s"});
+  REQUIRE(join.error.empty());
+  CHECK(join.options.joining());
+  CHECK(join.options.join_host == "node.example");
+  CHECK(join.options.join_port == 7300);
+  CHECK(join.options.token == "t");
+  CHECK(join.options.join_wait == caf::timespan{30s});
+  auto six = parse({"--join", "[::1]:7300"});
+  REQUIRE(six.error.empty());
+  CHECK(six.options.join_host == "::1");
+  CHECK(parse({"--serve", "65536"}).error.find("invalid value") == 0);
+  CHECK(parse({"--join", "host:0"}).error.find("expected HOST:PORT") !=
+        std::string::npos);
+  CHECK(parse({"--join", "host:1", "commands.txt"})
+            .error.find("reads no input") != std::string::npos);
+  CHECK(!parse({"--token", "t"}).error.empty());
+  // The token: the option wins over the environment; one is required.
+  auto opts = serve.options;
+  CHECK(!poolrun::check_token(opts, nullptr).empty());
+  CHECK(poolrun::check_token(opts, "from-env").empty());
+  CHECK(opts.token == "from-env");
+  auto given = join.options;
+  CHECK(poolrun::check_token(given, "from-env").empty());
+  CHECK(given.token == "t");
+  auto local = parse({}).options;
+  CHECK(poolrun::check_token(local, nullptr).empty());
 }

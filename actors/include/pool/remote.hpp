@@ -282,6 +282,20 @@ public:
     return give_up_after_;
   }
 
+  /// When the pool stops on purpose (its gatekeeper ends with
+  /// `exit_reason::normal` or `user_shutdown`, e.g. after a drain), stop the
+  /// workers and end the node normally instead of rejoining. A lost
+  /// connection is still rejoined. Default off: a node waits for its pool
+  /// to come back whatever the reason.
+  node_options& leave_when_pool_stops(bool x) {
+    leave_when_pool_stops_ = x;
+    return *this;
+  }
+
+  bool leave_when_pool_stops() const noexcept {
+    return leave_when_pool_stops_;
+  }
+
   /// Connects through CAF's OpenSSL module (the system needs
   /// `configure_remote_tls`). Default: plain TCP.
   node_options& tls(bool x) {
@@ -320,6 +334,7 @@ private:
   caf::timespan reconnect_max_ = std::chrono::seconds(5);
   caf::timespan join_timeout_ = std::chrono::seconds(10);
   std::optional<caf::timespan> give_up_after_;
+  bool leave_when_pool_stops_ = false;
   bool tls_ = false;
   std::string name_ = "node";
   log_hook log_;
@@ -400,6 +415,19 @@ caf::expected<caf::actor> start_node(caf::actor_system& sys, node_config cfg);
 
 } // namespace detail
 
+/// Returns `pool.invalid_option` naming the types when the inputs or the
+/// result of `Job` (a callable type or a signature `Out(In...)`) cannot
+/// cross the network because `sys` cannot serialize them; none otherwise.
+/// `publish_pool` and `join_remote_pool` check this themselves; call it
+/// before `spawn_gatekeeper` + `publish_gatekeeper`. Safe from any thread.
+template <class Job>
+caf::error check_sendable(caf::actor_system& sys) {
+  auto unknown = detail::unsendable_types<Job>(sys);
+  if (!unknown.empty())
+    return detail::unsendable_error("publish", unknown);
+  return caf::none;
+}
+
 /// Publishes `pool` (a shepherd running jobs of type `Job`) behind a new
 /// gatekeeper and returns the bound port. `Job` is the job's type
 /// (`decltype(fn)`) or just its signature (`int64_t(int32_t)`): its inputs
@@ -413,9 +441,8 @@ template <class Job>
 caf::expected<uint16_t> publish_pool(caf::actor_system& sys,
                                      const caf::actor& pool,
                                      remote_options opts) {
-  auto unknown = detail::unsendable_types<Job>(sys);
-  if (!unknown.empty())
-    return detail::unsendable_error("publish", unknown);
+  if (auto err = check_sendable<Job>(sys))
+    return err;
   auto gatekeeper = spawn_gatekeeper(sys, pool, opts);
   if (!gatekeeper)
     return std::move(gatekeeper.error());
