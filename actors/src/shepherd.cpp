@@ -99,24 +99,32 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
                                    caf::message_view& view)
                                 -> caf::result<caf::message> {
     auto& content = view.content();
+    // The payload: the elements after the first `skip`, in a compact
+    // message of its own (or, if they are not the pool's input, as they
+    // came, for the error).
+    auto payload = [&](size_t skip) {
+      auto msg = view.move_content_to_message();
+      if (auto compact = cfg_.repack(msg, skip))
+        return std::move(*compact);
+      return msg.drop(skip);
+    };
     if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
       auto tag = content.get_as<caf::atom_value>(0);
       if (tag == submit_atom::value || tag == enqueue_atom::value)
-        return submit(view.move_content_to_message().drop(1),
-                      caf::timespan::zero(), tag == enqueue_atom::value);
+        return submit(payload(1), caf::timespan::zero(),
+                      tag == enqueue_atom::value);
       if (tag == enqueue_unique_atom::value && content.size() >= 2 &&
           content.match_element<std::string>(1)) {
         auto key = content.get_as<std::string>(1);
         if (key.empty())
           return caf::make_error(pool_errc::invalid_option, std::string{"key"},
                                  std::string{"must not be empty"});
-        return submit(view.move_content_to_message().drop(2),
-                      caf::timespan::zero(), true, std::move(key));
+        return submit(payload(2), caf::timespan::zero(), true, std::move(key));
       }
       if (tag == submit_after_atom::value && content.size() >= 2 &&
           content.match_element<caf::timespan>(1)) {
         auto delay = content.get_as<caf::timespan>(1);
-        return submit(view.move_content_to_message().drop(2), delay, false);
+        return submit(payload(2), delay, false);
       }
     }
     return caf::make_error(pool_errc::unexpected_message, content.stringify());
@@ -344,8 +352,9 @@ uint64_t shepherd_state::accept(submission sub) {
   if (cfg_.options.skip_orphaned()) {
     const auto& caller = sub.sender;
     if (caller) {
-      op.caller = caller->address();
-      auto& watch = callers_[op.caller];
+      auto& who = extras_of(id).caller;
+      who = caller->address();
+      auto& watch = callers_[who];
       if (watch.pending++ == 0)
         self_->monitor(caf::actor_cast<caf::actor>(caller));
     }
@@ -363,7 +372,7 @@ uint64_t shepherd_state::accept(submission sub) {
   }
   if (!sub.key.empty()) {
     unique_keys_.emplace(sub.key, id);
-    op.key = sub.key;
+    extras_of(id).key = sub.key;
   }
   if (sub.delay == caf::timespan::zero() && sub.key.empty() &&
       hand_out_directly(attempt_id{id, 1}, t)) {
@@ -376,7 +385,7 @@ uint64_t shepherd_state::accept(submission sub) {
                     {},
                     std::move(ack)};
   ex.key = std::move(sub.key);
-  op.due = ex.due;
+  op.stamp = ex.due;
   send_exchange(std::move(ex));
   check_overload();
   return id;
@@ -452,8 +461,10 @@ caf::result<caf::message> shepherd_state::status_of(uint64_t operation_id) {
     rec.state = op.holder ? operation_state::running : operation_state::queued;
     rec.attempt = op.attempt;
     rec.payload = op.payload;
-    rec.history = op.history;
-    rec.key = op.key;
+    if (auto extras = find_extras(operation_id)) {
+      rec.history = extras->history;
+      rec.key = extras->key;
+    }
     return caf::make_message(std::move(rec));
   }
   if (!durable_)
@@ -482,12 +493,13 @@ void shepherd_state::adopt_unfinished() {
     auto& op = operations_[rec.id];
     op.payload = std::move(rec.payload);
     op.attempt = rec.attempt;
-    op.history = std::move(rec.history);
     op.submitted_at = t;
-    op.due = t;
+    op.stamp = t;
+    if (!rec.history.empty())
+      extras_of(rec.id).history = std::move(rec.history);
     if (!rec.key.empty()) {
       unique_keys_.emplace(rec.key, rec.id);
-      op.key = std::move(rec.key);
+      extras_of(rec.id).key = std::move(rec.key);
     }
   }
   if (!operations_.empty())
@@ -749,7 +761,8 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
     add_work(record.id, now());
     return;
   }
-  if (op->second.caller && callers_[op->second.caller].down) {
+  auto extras = find_extras(record.id.operation);
+  if (extras != nullptr && extras->caller && callers_[extras->caller].down) {
     // Nobody is waiting for this one any more: do not start it.
     fail(record.id.operation,
          caf::make_error(pool_errc::cancelled, record.id.operation,
@@ -762,8 +775,8 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
   op->second.holder = worker;
   ++in_flight_;
   auto t = now();
-  queue_wait_.record(t - op->second.due);
-  op->second.dispatched_at = t;
+  queue_wait_.record(t - op->second.stamp);
+  op->second.stamp = t;
   set_phase(key_of(worker), *slot, worker_phase::working);
   if (auto timeout = cfg_.options.attempt_timeout())
     self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, record.id);
@@ -1049,7 +1062,7 @@ bool shepherd_state::hand_out_directly(attempt_id id, time_point t) {
   if (std::any_of(counts.begin(), counts.end(), adding))
     return false;
   auto op = operations_.find(id.operation);
-  op->second.due = t;
+  op->second.stamp = t;
   set_phase(key, slot, worker_phase::waiting);
   self_->send(slot.handle, wake_up_atom_v);
   ++slot.wakes_ahead;
@@ -1099,7 +1112,7 @@ void shepherd_state::on_prefetched(work_record record) {
 
 void shepherd_state::add_work(attempt_id id, time_point due) {
   if (auto op = operations_.find(id.operation); op != operations_.end())
-    op->second.due = due;
+    op->second.stamp = due;
   send_exchange({queue_exchange::add, id, due, {}, {}});
 }
 
@@ -1241,7 +1254,7 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     return;
   }
   release_holder(op->second);
-  processing_.record(now() - op->second.dispatched_at);
+  processing_.record(now() - op->second.stamp);
   if (result != nullptr) {
     complete(id.operation, std::move(*result));
   } else {
@@ -1311,12 +1324,13 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
   auto& op = i->second;
   release_holder(op);
   auto t = now();
-  op.history.push_back(
+  auto& history = extras_of(id.operation).history;
+  history.push_back(
       attempt_failure{id.attempt, t - op.submitted_at, std::move(reason)});
   if (durable_)
     record(queue_exchange::note,
            caf::make_message(note_failure_atom_v, id.operation,
-                             op.history.back()));
+                             history.back()));
   if (id.attempt < cfg_.options.max_attempts()) {
     ++totals_.retried;
     if (wants(event_kind::retried))
@@ -1325,14 +1339,14 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
                id.attempt,
                0,
                {},
-               op.history.back().reason});
+               history.back().reason});
     op.attempt = id.attempt + 1;
     add_work(attempt_id{id.operation, op.attempt},
              t + backoff_->next(id.attempt));
     return;
   }
   fail(id.operation, caf::make_error(pool_errc::operation_failed, id.operation,
-                                     std::move(op.history)));
+                                     std::move(history)));
 }
 
 template <class Atom, class Outcome>
@@ -1361,10 +1375,13 @@ void shepherd_state::forget(operation_map::iterator op) {
     ready_.erase(i);
     set_available(available_ > 0 ? available_ - 1 : 0);
   }
-  release_caller(op->second);
   release_holder(op->second);
-  if (!op->second.key.empty())
-    unique_keys_.erase(op->second.key);
+  if (auto i = extras_.find(op->first); i != extras_.end()) {
+    release_caller(i->second.caller);
+    if (!i->second.key.empty())
+      unique_keys_.erase(i->second.key);
+    extras_.erase(i);
+  }
   operations_.erase(op);
   admit_parked();
   check_drained();
@@ -1410,21 +1427,21 @@ caf::error shepherd_state::cancel(uint64_t operation_id) {
   return caf::none;
 }
 
-void shepherd_state::release_caller(const operation& op) {
-  if (!op.caller)
+void shepherd_state::release_caller(const caf::actor_addr& caller) {
+  if (!caller)
     return;
-  auto i = callers_.find(op.caller);
+  auto i = callers_.find(caller);
   if (i == callers_.end() || --i->second.pending > 0)
     return;
   // CAF's demonitor removes every monitor on that actor: keep it while the
   // actor is also a subscriber or a worker.
   auto also_watched =
-      workers_.count(caf::actor_cast<key_type>(op.caller)) > 0 ||
+      workers_.count(caf::actor_cast<key_type>(caller)) > 0 ||
       std::any_of(
           subscribers_.begin(), subscribers_.end(),
-          [&](const subscriber& x) { return x.handle.address() == op.caller; });
+          [&](const subscriber& x) { return x.handle.address() == caller; });
   if (!i->second.down && !also_watched)
-    self_->demonitor(op.caller);
+    self_->demonitor(caller);
   callers_.erase(i);
 }
 

@@ -36,6 +36,10 @@ struct shepherd_config {
   std::function<caf::actor(caf::actor_system&)> spawn_worker;
   /// Whether a submitted payload is the pool's input.
   std::function<bool(const caf::message&)> accepts;
+  /// The elements after the first `skip` of a submit message as a compact
+  /// message of the pool's input, or none if they are not the input.
+  std::function<std::optional<caf::message>(const caf::message&, size_t)>
+    repack;
   /// The input type(s) as text, for error messages.
   std::string input_type;
 };
@@ -61,6 +65,8 @@ struct worker_slot {
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
+/// Kept small (one per queued entry): what only some operations need lives
+/// in `operation_extras`.
 struct operation {
   /// The caller of `submit`, answered with the outcome...
   caf::response_promise promise;
@@ -68,20 +74,25 @@ struct operation {
   caf::strong_actor_ptr listener;
   /// The input, kept for retries.
   caf::message payload;
-  /// The attempt the shepherd currently waits for; replies for any other
-  /// attempt are stale.
-  uint32_t attempt = 1;
   /// The worker holding the current attempt, if dispatched.
   caf::actor holder;
   caf::actor_clock::time_point submitted_at;
-  /// When the current attempt is due, and when it was dispatched.
-  caf::actor_clock::time_point due;
-  caf::actor_clock::time_point dispatched_at;
-  /// The calling actor, watched only with `skip_orphaned`.
-  caf::actor_addr caller;
+  /// While queued, when the current attempt is due; while dispatched, when
+  /// it was dispatched.
+  caf::actor_clock::time_point stamp;
+  /// The attempt the shepherd currently waits for; replies for any other
+  /// attempt are stale.
+  uint32_t attempt = 1;
+};
+
+/// What only some operations carry: failed attempts, a unique key, a
+/// watched caller.
+struct operation_extras {
   std::vector<attempt_failure> history;
   /// Unique key (`enq_unique`); empty for none.
   std::string key;
+  /// The calling actor, watched only with `skip_orphaned`.
+  caf::actor_addr caller;
 };
 
 /// One submit on its way into the pool: waiting for room in a full queue,
@@ -369,6 +380,17 @@ private:
 
   using operation_map = std::unordered_map<uint64_t, operation>;
 
+  /// The extras of an operation, made on first use.
+  operation_extras& extras_of(uint64_t operation_id) {
+    return extras_[operation_id];
+  }
+
+  /// The extras of an operation, if it has any.
+  operation_extras* find_extras(uint64_t operation_id) {
+    auto i = extras_.find(operation_id);
+    return i != extras_.end() ? &i->second : nullptr;
+  }
+
   /// Delivers the outcome of the pending operation `op` (to its promise, or
   /// as `tag` to its listener) and forgets it.
   template <class Atom, class Outcome>
@@ -432,6 +454,8 @@ private:
   /// Workers replaced after a timeout that have not terminated yet.
   std::unordered_map<key_type, caf::actor> abandoned_;
   operation_map operations_;
+  /// Extras of pending operations that have any.
+  std::unordered_map<uint64_t, operation_extras> extras_;
   uint64_t next_operation_ = 1;
   /// When the armed due timer fires, if one is armed.
   std::optional<time_point> timer_at_;
@@ -448,8 +472,8 @@ private:
   };
   std::unordered_map<caf::actor_addr, caller_watch> callers_;
 
-  /// Stops watching an operation's caller once it has nothing pending.
-  void release_caller(const operation& op);
+  /// Stops watching a caller once it has nothing pending.
+  void release_caller(const caf::actor_addr& caller);
 
   /// Submits waiting for room in a full queue, oldest first.
   std::deque<submission> parked_;

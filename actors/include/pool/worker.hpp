@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -49,6 +50,30 @@ struct job_traits {
 template <class... Ts>
 bool payload_matches(const caf::message& x, caf::detail::type_list<Ts...>) {
   return x.match_elements<Ts...>();
+}
+
+/// A message holding just the elements of `x` after the first `skip`, if
+/// they are `Ts...`: one compact tuple, where `x.drop(skip)` would keep all
+/// of `x` alive behind an index table.
+template <class... Ts, size_t... Is>
+std::optional<caf::message> repack_payload(const caf::message& x, size_t skip,
+                                           caf::detail::type_list<Ts...>,
+                                           std::index_sequence<Is...>) {
+  if (x.size() != skip + sizeof...(Ts) ||
+      !(x.match_element<Ts>(skip + Is) && ...))
+    return std::nullopt;
+  // (`make_message` takes only types CAF may serialize; an in-process pool
+  // may carry others, which keep the index table.)
+  if constexpr ((caf::is_serializable_or_whitelisted<Ts>::value && ...))
+    return caf::make_message(x.get_as<Ts>(skip + Is)...);
+  else
+    return x.drop(skip);
+}
+
+template <class... Ts>
+std::optional<caf::message> repack_payload(const caf::message& x, size_t skip,
+                                           caf::detail::type_list<Ts...> ts) {
+  return repack_payload(x, skip, ts, std::index_sequence_for<Ts...>{});
 }
 
 template <class... Ts>
