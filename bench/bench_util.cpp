@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include "bench_util.hpp"
 
 #include <algorithm>
@@ -140,6 +141,8 @@ system_config::system_config(std::optional<size_t> threads,
     set("scheduler.max-threads", *threads);
   if (aggressive_polls)
     set("work-stealing.aggressive-poll-attempts", *aggressive_polls);
+  if (auto x = std::getenv("POOL_BENCH_MODERATE"))
+    set("work-stealing.moderate-poll-attempts", std::stoul(x));
 }
 
 cv_thread_pool::cv_thread_pool(size_t n) {

@@ -116,6 +116,16 @@ struct deterministic {
     return *pool;
   }
 
+  /// As `spawn`, without the short cuts: the pattern's plain sequence.
+  template <class F>
+  caf::actor spawn_plain(F fn, size_t workers) {
+    auto pool = pool::spawn_pool(
+        sys, std::move(fn),
+        pool::pool_options{}.workers(workers).short_cuts(false));
+    REQUIRE(pool);
+    return *pool;
+  }
+
   /// Adds the scoped actor to `pool` as a worker speaking the protocol.
   void join_as_worker(const caf::actor& pool) {
     self->send(pool, pool::join_pool_atom_v, caf::actor_cast<caf::actor>(self));

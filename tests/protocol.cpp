@@ -18,17 +18,36 @@ auto twice = [](int x) { return x * 2; };
 TEST_CASE_FIXTURE(deterministic,
                   "a successful attempt, 1 worker: the pattern's sequence" *
                       doctest::timeout(30)) {
+  // The plain sequence, as joined workers always see it.
+  auto pool = spawn_plain(twice, 1);
+  run();
+  auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 21);
+  auto events = run();
+  CHECK(tags(events) == strings{"submit", "add_work", "wake_up", "give_work",
+                                "get_work", "work_to_do", "status_rep",
+                                "give_work", "get_work", "no_work",
+                                "go_sleep"});
+  REQUIRE(replies() == 1);
+  answer.receive([](int y) { CHECK(y == 42); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a successful attempt, 1 worker, with the short cuts: "
+                  "straight to the sleeping worker, its next request served "
+                  "on its status reply" *
+                      doctest::timeout(30)) {
   auto pool = spawn(twice, 1);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 21);
   auto events = run();
-  // Nothing else is due: the shepherd wakes the worker and hands it the
-  // work at once, past the queue; the give_work answering the wake-up is
-  // redundant and dropped. After its status reply the worker asks again,
-  // the queue has nothing, the worker goes back to sleep.
-  CHECK(tags(events) == strings{"submit", "wake_up", "work_to_do",
-                                "give_work", "status_rep", "give_work",
-                                "get_work", "no_work", "go_sleep"});
+  // Nothing else is due: the work goes to the sleeping worker at once,
+  // past the queue. On the status reply the shepherd asks the queue for
+  // the worker's next entry; the give_work that follows is dropped; the
+  // queue has nothing, the worker goes back to sleep.
+  CHECK(tags(events) == strings{"submit", "work_to_do", "status_rep",
+                                "give_work", "get_work", "no_work",
+                                "go_sleep"});
   REQUIRE(replies() == 1);
   answer.receive([](int y) { CHECK(y == 42); },
                  [](caf::error& err) { FAIL(pool::describe(err)); });
@@ -36,8 +55,8 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "a submit finding work already due goes through the "
-                  "queue; a sleeping worker is woken and the queue asked on "
-                  "its behalf at once" *
+                  "queue; for a sleeping worker the shepherd asks the queue "
+                  "instead of waking it" *
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 2);
   run();
@@ -61,8 +80,8 @@ TEST_CASE_FIXTURE(deterministic,
   self->send(pool, pool::submit_after_atom_v, caf::timespan{1s}, 4);
   run();
   events = advance(1s);
-  CHECK(count(events, "wake_up") == 1);
-  CHECK(count(events, "get_work") == 1); // sent with the wake-up
+  CHECK(count(events, "wake_up") == 0); // the queue is asked for it instead
+  CHECK(count(events, "get_work") == 1);
   frozen.clear();
   events = run();
   CHECK(replies() == 4);
@@ -144,7 +163,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "one submit with 3 sleeping workers wakes exactly one" *
                       doctest::timeout(30)) {
-  auto pool = spawn(twice, 3);
+  auto pool = spawn_plain(twice, 3);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 1);
   auto events = run();
@@ -158,7 +177,7 @@ TEST_CASE_FIXTURE(deterministic,
 TEST_CASE_FIXTURE(deterministic,
                   "3 submits with 3 sleeping workers wake 3, never more" *
                       doctest::timeout(30)) {
-  auto pool = spawn(twice, 3);
+  auto pool = spawn_plain(twice, 3);
   run();
   for (int i = 0; i < 3; ++i)
     self->send(pool, pool::submit_atom_v, i);
@@ -188,7 +207,7 @@ TEST_CASE_FIXTURE(
     deterministic,
     "delayed work is handed out at its deadline, not a tick before" *
         doctest::timeout(30)) {
-  auto pool = spawn(twice, 2);
+  auto pool = spawn_plain(twice, 2);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_after_atom_v,
                               caf::timespan{10s}, 4);

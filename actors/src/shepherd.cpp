@@ -136,9 +136,9 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         auto slot = find_worker(sender);
         if (slot == nullptr)
           return; // Not a member.
-        if (slot->wakes_ahead > 0) {
+        if (slot->asks_ahead > 0) {
           // Answers a wake-up whose work was already on its way.
-          --slot->wakes_ahead;
+          --slot->asks_ahead;
           return;
         }
         if (slot->asking)
@@ -374,8 +374,8 @@ uint64_t shepherd_state::accept(submission sub) {
     unique_keys_.emplace(sub.key, id);
     extras_of(id).key = sub.key;
   }
-  if (sub.delay == caf::timespan::zero() && sub.key.empty() &&
-      hand_out_directly(attempt_id{id, 1}, t)) {
+  if (cfg_.options.short_cuts() && sub.delay == caf::timespan::zero() &&
+      sub.key.empty() && hand_out_directly(attempt_id{id, 1}, t)) {
     check_overload();
     return id;
   }
@@ -726,12 +726,13 @@ void shepherd_state::on_counts(const queue_counts& counts) {
     auto key = sleeping_.back();
     auto& slot = workers_[key];
     set_phase(key, slot, worker_phase::waiting);
-    self_->send(slot.handle, wake_up_atom_v);
-    if (!slot.joined) {
-      // Our own workers take work right after a wake-up: ask the queue on
-      // the worker's behalf now rather than when its give_work arrives
-      // (saves a round trip to the worker).
-      ++slot.wakes_ahead;
+    if (slot.joined || !cfg_.options.short_cuts()) {
+      self_->send(slot.handle, wake_up_atom_v);
+    } else {
+      // Our own workers take work while asleep: ask the queue on the
+      // worker's behalf instead of waking it to ask (saves a round trip to
+      // the worker, and a dedicated worker's thread is woken only for work).
+      slot.unaware = true;
       slot.asking = true;
       find_work(slot.handle);
     }
@@ -772,6 +773,7 @@ void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
     return;
   }
   slot->current = record.id;
+  slot->unaware = false;
   op->second.holder = worker;
   ++in_flight_;
   auto t = now();
@@ -791,7 +793,10 @@ void shepherd_state::put_to_sleep(const caf::actor& worker,
     slot->asking = false;
   if (slot != nullptr && slot->phase == worker_phase::waiting) {
     set_phase(key_of(worker), *slot, worker_phase::sleeping);
-    self_->send(worker, go_to_sleep_atom_v);
+    if (slot->unaware)
+      slot->unaware = false; // Asked for while asleep: it still sleeps.
+    else
+      self_->send(worker, go_to_sleep_atom_v);
   }
   if (wait != no_deadline)
     arm_timer(wait);
@@ -1064,8 +1069,6 @@ bool shepherd_state::hand_out_directly(attempt_id id, time_point t) {
   auto op = operations_.find(id.operation);
   op->second.stamp = t;
   set_phase(key, slot, worker_phase::waiting);
-  self_->send(slot.handle, wake_up_atom_v);
-  ++slot.wakes_ahead;
   slot.asking = true;
   ++totals_.direct_handouts;
   dispatch(slot.handle, work_record{id, op->second.payload});
@@ -1088,6 +1091,8 @@ void shepherd_state::find_work(const caf::actor& worker) {
 }
 
 void shepherd_state::prefetch() {
+  if (!cfg_.options.short_cuts())
+    return;
   auto limit = std::min(busy_, max_ready);
   auto gets = exchanges_of(answer_kind::work).size();
   while (ready_.size() + prefetching_ < limit &&
@@ -1255,6 +1260,16 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
   }
   release_holder(op->second);
   processing_.record(now() - op->second.stamp);
+  // Our own worker asks for more right after its status reply: serve it
+  // now, before answering the caller, so that it starts at once. (Not a
+  // worker whose resource broke: it stops.)
+  if (cfg_.options.short_cuts() && !slot->joined &&
+      slot->phase == worker_phase::waiting &&
+      (failure == nullptr || !is(*failure, pool_errc::resource_broken))) {
+    ++slot->asks_ahead;
+    slot->asking = true;
+    find_work(sender);
+  }
   if (result != nullptr) {
     complete(id.operation, std::move(*result));
   } else {

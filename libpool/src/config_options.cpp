@@ -12,6 +12,9 @@ void declare_options(caf::config_option_set& options,
   caf::config_option_adder{options, category}
       .add<int64_t>("workers", "number of workers (resource instances)")
       .add<bool>("dedicated", "give each worker a thread of its own")
+      .add<bool>("dedicated-control",
+                 "run the shepherd and the queue on threads of their own")
+      .add<bool>("short-cuts", "skip round trips for the pool's own workers")
       .add<int64_t>("max-attempts", "attempts per operation, 1 = no retry")
       .add<caf::timespan>("backoff-initial", "delay before the first retry")
       .add<caf::timespan>("backoff-max", "longest delay between retries")
@@ -54,6 +57,10 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
   };
   if (auto x = caf::get_if<bool>(&cfg, key("dedicated")); x && *x)
     opts.kind(worker_kind::dedicated);
+  if (auto x = caf::get_if<bool>(&cfg, key("dedicated-control")))
+    opts.dedicated_control(*x);
+  if (auto x = caf::get_if<bool>(&cfg, key("short-cuts")))
+    opts.short_cuts(*x);
   if (auto x = caf::get_if<int64_t>(&cfg, key("workers"))) {
     if (*x < 1)
       return bad("workers", "must be at least 1");

@@ -52,10 +52,12 @@ struct worker_slot {
   std::optional<attempt_id> current;
   /// A `get_work` for this worker is on its way to or from the queue.
   bool asking = false;
-  /// Wake-ups sent along with work (or with a request to the queue on the
-  /// worker's behalf): the `give_work` each makes the worker send is
-  /// redundant and dropped.
-  uint32_t wakes_ahead = 0;
+  /// `give_work` messages the worker is about to send that were answered
+  /// ahead (served right on its status reply): dropped when they arrive.
+  uint32_t asks_ahead = 0;
+  /// Work is being sought for this worker while it sleeps and knows
+  /// nothing of it: it gets `work_to_do`, or no message at all.
+  bool unaware = false;
   /// Joined through `(join_pool, actor)` rather than spawned by the pool.
   bool joined = false;
   /// Surplus after a shrink: stops once its current attempt is reported.

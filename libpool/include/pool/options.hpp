@@ -74,6 +74,23 @@ public:
     return kind_;
   }
 
+  /// Whether the shepherd takes the short cuts docs/protocol.md describes
+  /// for the pool's own workers: ask the queue for a sleeping worker
+  /// instead of waking it to ask, hand a submit straight to a sleeping
+  /// worker when nothing else is due (non-durable stores), serve a
+  /// worker's next request on its status reply, and take due entries out
+  /// ahead while every worker is busy. Default: yes. Without them, every
+  /// worker goes through the pattern's plain sequence (wake_up, give_work,
+  /// get_work, work_to_do), as joined workers always do.
+  pool_options& short_cuts(bool x) {
+    short_cuts_ = x;
+    return *this;
+  }
+
+  bool short_cuts() const noexcept {
+    return short_cuts_;
+  }
+
   /// Whether the shepherd and the queue each run on a thread of their own
   /// (CAF's `detached`) instead of on CAF's scheduler. Default: yes for
   /// dedicated workers, no for cooperative ones. A dedicated worker runs
@@ -349,6 +366,7 @@ private:
   bool workers_set_ = false;
   worker_kind kind_ = worker_kind::cooperative;
   std::optional<bool> dedicated_control_;
+  bool short_cuts_ = true;
   std::string name_ = "pool";
   uint32_t max_attempts_ = 1;
   caf::timespan backoff_initial_ = std::chrono::milliseconds(100);
