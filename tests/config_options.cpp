@@ -107,3 +107,22 @@ TEST_CASE("bad configured values are refused, naming the field" *
   CHECK(field({"--pool.overload-threshold=-1"}).find("overload_warning") !=
         std::string::npos);
 }
+
+TEST_CASE("pool::configure skips the scheduler's moderate polling unless the "
+          "application chose it" *
+          doctest::timeout(10)) {
+  constexpr auto key = "work-stealing.moderate-poll-attempts";
+  caf::actor_system_config plain;
+  pool::configure(plain);
+  CHECK(caf::get_or(plain, key, size_t{500}) == 0);
+  caf::actor_system_config chosen;
+  chosen.set(key, size_t{200});
+  pool::configure(chosen);
+  CHECK(caf::get_or(chosen, key, size_t{500}) == 200);
+  // The command line still wins.
+  caf::actor_system_config cli;
+  pool::configure(cli);
+  std::vector<std::string> args{"--work-stealing.moderate-poll-attempts=7"};
+  REQUIRE(!cli.parse(std::move(args)));
+  CHECK(caf::get_or(cli, key, size_t{500}) == 7);
+}
