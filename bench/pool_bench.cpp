@@ -19,7 +19,7 @@ namespace {
 void usage() {
   std::puts(
       "usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
-      "workloads: trivial bulk latency sweep workers queue durable uneven");
+      "workloads: trivial bulk latency sweep workers queue durable uneven ablation");
 }
 
 std::string utc_now() {
@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
       {"latency", bench::run_latency}, {"sweep", bench::run_sweep},
       {"workers", bench::run_workers}, {"queue", bench::run_queue},
       {"durable", bench::run_durable}, {"uneven", bench::run_uneven},
+      {"ablation", bench::run_ablation},
   };
   // How busy the machine was meanwhile, with this process and without:
   // other load on the cores skews every figure.

@@ -306,6 +306,46 @@ void run_point(const settings& cfg, caf::actor_system& sys, variants& vs,
 
 } // namespace
 
+uneven_result uneven_pull(caf::actor_system& sys, pool::pool_options opts,
+                          size_t jobs, size_t runs) {
+  auto pool = pool::spawn_pool(sys, sleep_job, opts.workers(servers));
+  if (!pool) {
+    std::fprintf(stderr, "cannot spawn pool: %s\n",
+                 pool::describe(pool.error()).c_str());
+    std::exit(1);
+  }
+  constexpr double load = 0.7;
+  auto d = distribution::bimodal;
+  // Calibrate (and warm up) as run_uneven does, with this pool alone.
+  auto guess = requested_mean_ns + idle_overshoot(d, 50);
+  auto warm = make_trace(d, std::max<size_t>(jobs / 10, 200),
+                         load * servers / guess, 7);
+  auto observed =
+      requested_mean_ns + overshoot_of(warm, drive(sys, *pool, true, warm));
+  std::vector<double> means, p99s, ideal_means, ideal_p99s;
+  for (size_t run = 0; run < runs; ++run) {
+    auto tr = make_trace(d, jobs, load * servers / observed,
+                         1000 * run + 1 + 70);
+    auto rec = drive(sys, *pool, true, tr);
+    std::vector<double> lat;
+    for (size_t i = 0; i < jobs; ++i)
+      lat.push_back(
+          static_cast<double>(ns_between(rec.arrival[i], rec.reply[i])));
+    auto ideal = ideal_replay(rec);
+    means.push_back(mean_of(lat));
+    p99s.push_back(quantile(lat, 0.99));
+    ideal_means.push_back(mean_of(ideal));
+    ideal_p99s.push_back(quantile(ideal, 0.99));
+  }
+  caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+  uneven_result result;
+  result.mean = spread_of(means);
+  result.p99 = spread_of(p99s);
+  result.ideal_mean = spread_of(ideal_means).median;
+  result.ideal_p99 = spread_of(ideal_p99s).median;
+  return result;
+}
+
 void run_uneven(const settings& cfg) {
   auto jobs = cfg.count(20000, 1000);
   auto runs = cfg.count(5, 1);

@@ -4,6 +4,8 @@
 // prints a summary to stdout and, with an out dir, writes its raw results
 // as CSV files there (described in docs/benchmarks.md).
 
+#include <pool/all.hpp>
+
 #include "bench_util.hpp"
 
 namespace bench {
@@ -28,6 +30,22 @@ void run_sweep(const settings& cfg);
 /// Sleeping jobs with uneven durations at Poisson arrivals on 2 dedicated
 /// workers: pull (the pool) vs round-robin push vs an ideal M/G/2 replay.
 void run_uneven(const settings& cfg);
+
+/// Pull alone at bimodal @ 0.7 on 2 dedicated workers of a pool spawned
+/// with `opts` (as in run_uneven): latencies in ns, medians over `runs`.
+struct uneven_result {
+  spread mean;
+  spread p99;
+  double ideal_mean = 0;
+  double ideal_p99 = 0;
+};
+
+uneven_result uneven_pull(caf::actor_system& sys, pool::pool_options opts,
+                          size_t jobs, size_t runs);
+
+/// What each speed-up is worth: trivial throughput, idle latency and the
+/// uneven target case with all of them, without each one, and without any.
+void run_ablation(const settings& cfg);
 
 /// 1,000 and 10,000 cooperative workers: spawn time, idle memory, stats
 /// reply latency.

@@ -34,16 +34,14 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "a successful attempt, 1 worker, with the short cuts: "
-                  "straight to the sleeping worker, its next request served "
-                  "on its status reply" *
+                  "straight to the sleeping worker, past the queue" *
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 1);
   run();
   auto answer = self->request(pool, caf::infinite, pool::submit_atom_v, 21);
   auto events = run();
   // Nothing else is due: the work goes to the sleeping worker at once,
-  // past the queue. On the status reply the shepherd asks the queue for
-  // the worker's next entry; the give_work that follows is dropped; the
+  // past the queue. After its status reply the worker asks again, the
   // queue has nothing, the worker goes back to sleep.
   CHECK(tags(events) == strings{"submit", "work_to_do", "status_rep",
                                 "give_work", "get_work", "no_work",

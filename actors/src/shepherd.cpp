@@ -136,11 +136,6 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         auto slot = find_worker(sender);
         if (slot == nullptr)
           return; // Not a member.
-        if (slot->asks_ahead > 0) {
-          // Answers a wake-up whose work was already on its way.
-          --slot->asks_ahead;
-          return;
-        }
         if (slot->asking)
           return; // Its earlier request is still pending.
         if (slot->phase == worker_phase::working) {
@@ -1260,16 +1255,6 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
   }
   release_holder(op->second);
   processing_.record(now() - op->second.stamp);
-  // Our own worker asks for more right after its status reply: serve it
-  // now, before answering the caller, so that it starts at once. (Not a
-  // worker whose resource broke: it stops.)
-  if (cfg_.options.short_cuts() && !slot->joined &&
-      slot->phase == worker_phase::waiting &&
-      (failure == nullptr || !is(*failure, pool_errc::resource_broken))) {
-    ++slot->asks_ahead;
-    slot->asking = true;
-    find_work(sender);
-  }
   if (result != nullptr) {
     complete(id.operation, std::move(*result));
   } else {

@@ -52,9 +52,6 @@ struct worker_slot {
   std::optional<attempt_id> current;
   /// A `get_work` for this worker is on its way to or from the queue.
   bool asking = false;
-  /// `give_work` messages the worker is about to send that were answered
-  /// ahead (served right on its status reply): dropped when they arrive.
-  uint32_t asks_ahead = 0;
   /// Work is being sought for this worker while it sleeps and knows
   /// nothing of it: it gets `work_to_do`, or no message at all.
   bool unaware = false;

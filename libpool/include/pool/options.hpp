@@ -92,20 +92,20 @@ public:
   }
 
   /// Whether the shepherd and the queue each run on a thread of their own
-  /// (CAF's `detached`) instead of on CAF's scheduler. Default: yes for
-  /// dedicated workers, no for cooperative ones. A dedicated worker runs
-  /// outside the scheduler, and CAF 0.17's idle scheduler threads sleep
-  /// between polls, so every message from it to a scheduled shepherd
-  /// waits for a scheduler thread to wake up (about 100 µs here); between
-  /// threads of their own, a message wakes its receiver at once.
+  /// (CAF's `detached`) instead of on CAF's scheduler. Default: no. With
+  /// CAF's own scheduler settings, idle scheduler threads sleep between
+  /// polls, and a message from a dedicated worker (outside the scheduler)
+  /// to a scheduled shepherd waits for the next poll (~100 us here); then
+  /// threads of their own help. `pool::configure` turns that polling off,
+  /// after which a scheduled shepherd answers faster (docs/benchmarks.md,
+  /// "What each change was worth").
   pool_options& dedicated_control(bool x) {
     dedicated_control_ = x;
     return *this;
   }
 
   bool dedicated_control() const noexcept {
-    return dedicated_control_ ? *dedicated_control_
-                              : kind_ == worker_kind::dedicated;
+    return dedicated_control_;
   }
 
   /// A name used in log lines and stats; default `"pool"`.
@@ -365,7 +365,7 @@ private:
   size_t workers_ = 4;
   bool workers_set_ = false;
   worker_kind kind_ = worker_kind::cooperative;
-  std::optional<bool> dedicated_control_;
+  bool dedicated_control_ = false;
   bool short_cuts_ = true;
   std::string name_ = "pool";
   uint32_t max_attempts_ = 1;
