@@ -33,9 +33,7 @@ shepherd_state::~shepherd_state() {
       any_exchange(
           [](const queue_exchange& ex) { return ex.promise.pending(); }) ||
       !parked_.empty() || !key_lookups_.empty() || !drain_promises_.empty() ||
-      !resize_promises_.empty() ||
-      std::any_of(operations_.begin(), operations_.end(),
-                  [](const auto& kvp) { return !kvp.second.listener; });
+      !resize_promises_.empty() || promised_ > 0;
   std::string why = "unreachable";
   if (promised) {
     auto reason = self_->fail_state();
@@ -43,13 +41,14 @@ shepherd_state::~shepherd_state() {
   }
   auto err = caf::make_error(pool_errc::pool_terminated, why);
   for (auto& kvp : operations_) {
-    if (kvp.second.listener)
-      caf::anon_send(caf::actor_cast<caf::actor>(kvp.second.listener),
+    if (kvp.second.tracked)
+      caf::anon_send(caf::actor_cast<caf::actor>(kvp.second.caller),
                      op_failed_atom_v, kvp.first, err);
-    else
-      kvp.second.promise.deliver(err);
+    else if (promised_ > 0) // (keep_alive_ holds the shepherd)
+      respond(kvp.first, kvp.second, err);
   }
   operations_.clear();
+  extras_.clear();
   for (auto& fifo : exchanges_)
     for (auto& ex : fifo)
       if (ex.promise.pending())
@@ -356,14 +355,28 @@ uint64_t shepherd_state::accept(submission sub) {
   }
   caf::response_promise ack;
   if (sub.tracked) {
-    op.listener = std::move(sub.sender);
+    op.caller = std::move(sub.sender);
+    op.tracked = true;
     // A durable store acknowledges once the operation is on disk.
     if (durable_)
       ack = std::move(sub.promise);
     else
       sub.promise.deliver(id);
   } else {
-    op.promise = std::move(sub.promise);
+    // A plain request keeps just its sender and id (the response is
+    // rebuilt from them); one that came through forwarding stages keeps its
+    // promise.
+    if (sub.promise.stages().empty()) {
+      op.caller = sub.promise.source();
+      op.reply_id = sub.promise.id();
+    } else {
+      extras_of(id).promise = std::move(sub.promise);
+    }
+    if (answers_request(id, op)) {
+      op.promised = true;
+      if (promised_++ == 0)
+        keep_alive_ = caf::actor_cast<caf::strong_actor_ptr>(self_);
+    }
   }
   if (!sub.key.empty()) {
     unique_keys_.emplace(sub.key, id);
@@ -1352,11 +1365,11 @@ void shepherd_state::attempt_failed(const attempt_id& id, caf::error reason) {
 template <class Atom, class Outcome>
 void shepherd_state::settle(operation_map::iterator op, Atom tag,
                             Outcome outcome) {
-  if (op->second.listener)
-    self_->send(caf::actor_cast<caf::actor>(op->second.listener), tag,
+  if (op->second.tracked)
+    self_->send(caf::actor_cast<caf::actor>(op->second.caller), tag,
                 op->first, std::move(outcome));
   else
-    op->second.promise.deliver(std::move(outcome));
+    respond(op->first, op->second, std::move(outcome));
   forget(op);
 }
 
@@ -1376,6 +1389,7 @@ void shepherd_state::forget(operation_map::iterator op) {
     set_available(available_ > 0 ? available_ - 1 : 0);
   }
   release_holder(op->second);
+  auto promised = op->second.promised;
   if (auto i = extras_.find(op->first); i != extras_.end()) {
     release_caller(i->second.caller);
     if (!i->second.key.empty())
@@ -1385,6 +1399,9 @@ void shepherd_state::forget(operation_map::iterator op) {
   operations_.erase(op);
   admit_parked();
   check_drained();
+  // Last: it may drop the last reference to this shepherd.
+  if (promised && --promised_ == 0)
+    keep_alive_ = nullptr;
 }
 
 void shepherd_state::complete(uint64_t operation_id, caf::message result) {

@@ -67,10 +67,13 @@ struct worker_slot {
 /// Kept small (one per queued entry): what only some operations need lives
 /// in `operation_extras`.
 struct operation {
-  /// The caller of `submit`, answered with the outcome...
-  caf::response_promise promise;
-  /// ... or the caller of `enqueue`, sent `op_done` / `op_failed`.
-  caf::strong_actor_ptr listener;
+  /// Who gets the outcome: the caller of `submit`, answered as the response
+  /// to its request `reply_id`, or (`tracked`) the caller of `enqueue`,
+  /// sent `op_done` / `op_failed`. Null for an operation adopted from a
+  /// store, and for a request that came through forwarding stages (its
+  /// promise is kept in the extras).
+  caf::strong_actor_ptr caller;
+  caf::message_id reply_id;
   /// The input, kept for retries.
   caf::message payload;
   /// The worker holding the current attempt, if dispatched.
@@ -82,6 +85,10 @@ struct operation {
   /// The attempt the shepherd currently waits for; replies for any other
   /// attempt are stale.
   uint32_t attempt = 1;
+  /// `enqueue`: the outcome goes to `caller` as a message.
+  bool tracked = false;
+  /// Counted in `shepherd_state::promised_`.
+  bool promised = false;
 };
 
 /// What only some operations carry: failed attempts, a unique key, a
@@ -92,6 +99,8 @@ struct operation_extras {
   std::string key;
   /// The calling actor, watched only with `skip_orphaned`.
   caf::actor_addr caller;
+  /// The promise of a request that came through forwarding stages.
+  caf::response_promise promise;
 };
 
 /// One submit on its way into the pool: waiting for room in a full queue,
@@ -455,6 +464,34 @@ private:
   operation_map operations_;
   /// Extras of pending operations that have any.
   std::unordered_map<uint64_t, operation_extras> extras_;
+  /// Pending operations whose caller waits for a response (a response
+  /// promise); while there are any, `keep_alive_` holds a reference to the
+  /// shepherd, as the promises it replaces did: a pool with requests to
+  /// answer stays alive, whoever else still holds its handle.
+  size_t promised_ = 0;
+  caf::strong_actor_ptr keep_alive_;
+
+  /// Whether `op` answers a request (see `promised_`).
+  bool answers_request(uint64_t operation_id, const operation& op) {
+    if (op.tracked)
+      return false;
+    if (op.caller)
+      return true;
+    auto extras = find_extras(operation_id);
+    return extras != nullptr && extras->promise.pending();
+  }
+
+  /// Delivers `outcome` as the response to the request of `op`.
+  template <class Outcome>
+  void respond(uint64_t operation_id, operation& op, Outcome outcome) {
+    if (op.caller) {
+      caf::response_promise{keep_alive_, op.caller, {}, op.reply_id}.deliver(
+          std::move(outcome));
+    } else if (auto extras = find_extras(operation_id)) {
+      if (extras->promise.pending())
+        extras->promise.deliver(std::move(outcome));
+    }
+  }
   uint64_t next_operation_ = 1;
   /// When the armed due timer fires, if one is armed.
   std::optional<time_point> timer_at_;
