@@ -19,7 +19,12 @@ namespace {
 void usage() {
   std::puts(
       "usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
-      "workloads: trivial bulk latency sweep workers queue durable uneven ablation");
+      "workloads: trivial bulk latency sweep workers queue durable uneven "
+      "ablation\n"
+      "environment, for trying a change (the report wants neither):\n"
+      "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
+      "  POOL_BENCH_MODERATE=N          work-stealing.moderate-poll-attempts\n"
+      "  POOL_BENCH_RELAXED_US=N        work-stealing.relaxed-sleep-duration");
 }
 
 std::string utc_now() {
