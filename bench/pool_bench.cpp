@@ -21,7 +21,7 @@ void usage() {
       "usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
       "workloads: trivial bulk latency sweep workers queue durable uneven "
       "ablation\n"
-      "environment, for trying a change (the report wants neither):\n"
+      "environment, for trying a change (a report wants none of them):\n"
       "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
       "  POOL_BENCH_MODERATE=N          work-stealing.moderate-poll-attempts\n"
       "  POOL_BENCH_RELAXED_US=N        work-stealing.relaxed-sleep-duration");
