@@ -37,19 +37,6 @@ const variant variants[] = {
     {"none (before)", false, false, true},
 };
 
-int32_t twice(int32_t x) {
-  return 2 * x;
-}
-
-caf::actor checked(caf::expected<caf::actor> x) {
-  if (!x) {
-    std::fprintf(stderr, "cannot spawn pool: %s\n",
-                 pool::describe(x.error()).c_str());
-    std::exit(1);
-  }
-  return std::move(*x);
-}
-
 } // namespace
 
 void run_ablation(const settings& cfg) {
@@ -71,11 +58,12 @@ void run_ablation(const settings& cfg) {
     caf::actor_system sys{sys_cfg};
     auto opts = pool::pool_options{}.workers(2).short_cuts(v.short_cuts).log(
         pool::silent_log_hook());
-    auto coop = checked(pool::spawn_pool(sys, twice, opts));
+    auto coop = spawn_checked(pool::spawn_pool(sys, twice, opts));
     auto dedicated_opts = opts;
     dedicated_opts.kind(pool::worker_kind::dedicated)
         .dedicated_control(v.dedicated_control);
-    auto dedicated = checked(pool::spawn_pool(sys, twice, dedicated_opts));
+    auto dedicated =
+        spawn_checked(pool::spawn_pool(sys, twice, dedicated_opts));
     auto row = [&](const char* metric, spread s) {
       out.rowf("%s,%s,%.1f,%.1f,%.1f", v.name, metric, s.median, s.min, s.max);
     };

@@ -1,8 +1,8 @@
-#include <cstdlib>
 #include "bench_util.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <malloc.h>
 #include <numeric>
@@ -10,12 +10,26 @@
 #include <unistd.h>
 
 #include <pool/configure.hpp>
+#include <pool/errors.hpp>
 
 namespace bench {
 
 bool settings::wants(const std::string& workload) const {
   return only.empty() ||
          std::find(only.begin(), only.end(), workload) != only.end();
+}
+
+int32_t twice(int32_t x) {
+  return x * 2;
+}
+
+caf::actor spawn_checked(caf::expected<caf::actor> x) {
+  if (!x) {
+    std::fprintf(stderr, "cannot spawn pool: %s\n",
+                 pool::describe(x.error()).c_str());
+    std::exit(1);
+  }
+  return std::move(*x);
 }
 
 spread spread_of(std::vector<double> xs) {

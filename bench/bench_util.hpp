@@ -68,6 +68,12 @@ struct spread {
 
 spread spread_of(std::vector<double> xs);
 
+/// The trivial job: x -> 2x.
+int32_t twice(int32_t x);
+
+/// The pool `x` holds; exits with the reason when spawning it failed.
+caf::actor spawn_checked(caf::expected<caf::actor> x);
+
 /// Nearest-rank quantile `q` in [0, 1] of `xs`; sorts `xs`.
 double quantile(std::vector<double>& xs, double q);
 

@@ -24,10 +24,6 @@ constexpr size_t bulk_batch = 256;
 
 using batch = std::vector<int32_t>;
 
-int32_t twice(int32_t x) {
-  return x * 2;
-}
-
 batch twice_all(batch xs) {
   for (auto& x : xs)
     x = twice(x);
@@ -46,15 +42,6 @@ caf::actor make_actor_pool(caf::actor_system& sys, size_t workers) {
   return caf::actor_pool::make(
       sys.dummy_execution_unit(), workers,
       [&sys] { return sys.spawn(doubler); }, caf::actor_pool::round_robin());
-}
-
-caf::actor spawn_checked(caf::expected<caf::actor> x) {
-  if (!x) {
-    std::fprintf(stderr, "cannot spawn pool: %s\n",
-                 pool::describe(x.error()).c_str());
-    std::exit(1);
-  }
-  return std::move(*x);
 }
 
 /// A named way of running `n` trivial jobs; returns elapsed seconds.

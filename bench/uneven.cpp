@@ -4,10 +4,10 @@
 // actors running the same job), and an ideal central FCFS queue replayed
 // over the same arrival times and the durations the jobs actually took.
 
-#include <cstdlib>
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -143,6 +143,16 @@ run_record drive(caf::actor_system& sys, const caf::actor& target, bool pull,
   return std::move(st->rec);
 }
 
+/// Latencies (ns) of one run: arrival to reply, per job.
+std::vector<double> latencies_of(const run_record& rec) {
+  std::vector<double> result;
+  result.reserve(rec.arrival.size());
+  for (size_t i = 0; i < rec.arrival.size(); ++i)
+    result.push_back(
+        static_cast<double>(ns_between(rec.arrival[i], rec.reply[i])));
+  return result;
+}
+
 /// Latencies (ns) of an ideal FCFS central queue with `servers` servers over
 /// the observed arrivals and service times.
 std::vector<double> ideal_replay(const run_record& rec) {
@@ -195,15 +205,10 @@ struct variants {
   caf::actor push;
 
   explicit variants(caf::actor_system& sys) {
-    auto x = pool::spawn_pool(sys, sleep_job,
-                              pool::pool_options{}.workers(servers).kind(
-                                  pool::worker_kind::dedicated));
-    if (!x) {
-      std::fprintf(stderr, "cannot spawn pool: %s\n",
-                   pool::describe(x.error()).c_str());
-      std::exit(1);
-    }
-    pull = std::move(*x);
+    pull = spawn_checked(pool::spawn_pool(
+        sys, sleep_job,
+        pool::pool_options{}.workers(servers).kind(
+            pool::worker_kind::dedicated)));
     push = caf::actor_pool::make(
         sys.dummy_execution_unit(), servers,
         [&sys] { return sys.spawn<caf::detached>(sleeper); },
@@ -251,13 +256,10 @@ void run_point(const settings& cfg, caf::actor_system& sys, variants& vs,
       auto variant = v == 0 ? "pull" : "round_robin";
       auto rec = v == 0 ? drive(sys, vs.pull, true, tr)
                         : drive(sys, vs.push, false, tr);
-      std::vector<double> lat;
+      auto lat = latencies_of(rec);
       double service_sum = 0;
-      for (size_t i = 0; i < jobs; ++i) {
-        lat.push_back(
-            static_cast<double>(ns_between(rec.arrival[i], rec.reply[i])));
-        service_sum += static_cast<double>(rec.service[i]);
-      }
+      for (auto x : rec.service)
+        service_sum += static_cast<double>(x);
       auto ideal = ideal_replay(rec);
       for (size_t i = 0; i < jobs; ++i)
         raw.rowf("%zu,%s,%zu,%.1f,%.1f,%.1f,%.1f", run, variant, i,
@@ -308,12 +310,8 @@ void run_point(const settings& cfg, caf::actor_system& sys, variants& vs,
 
 uneven_result uneven_pull(caf::actor_system& sys, pool::pool_options opts,
                           size_t jobs, size_t runs) {
-  auto pool = pool::spawn_pool(sys, sleep_job, opts.workers(servers));
-  if (!pool) {
-    std::fprintf(stderr, "cannot spawn pool: %s\n",
-                 pool::describe(pool.error()).c_str());
-    std::exit(1);
-  }
+  auto pool = spawn_checked(pool::spawn_pool(sys, sleep_job,
+                                            opts.workers(servers)));
   constexpr double load = 0.7;
   auto d = distribution::bimodal;
   // Calibrate (and warm up) as run_uneven does, with this pool alone.
@@ -321,23 +319,20 @@ uneven_result uneven_pull(caf::actor_system& sys, pool::pool_options opts,
   auto warm = make_trace(d, std::max<size_t>(jobs / 10, 200),
                          load * servers / guess, 7);
   auto observed =
-      requested_mean_ns + overshoot_of(warm, drive(sys, *pool, true, warm));
+      requested_mean_ns + overshoot_of(warm, drive(sys, pool, true, warm));
   std::vector<double> means, p99s, ideal_means, ideal_p99s;
   for (size_t run = 0; run < runs; ++run) {
     auto tr = make_trace(d, jobs, load * servers / observed,
                          1000 * run + 1 + 70);
-    auto rec = drive(sys, *pool, true, tr);
-    std::vector<double> lat;
-    for (size_t i = 0; i < jobs; ++i)
-      lat.push_back(
-          static_cast<double>(ns_between(rec.arrival[i], rec.reply[i])));
+    auto rec = drive(sys, pool, true, tr);
+    auto lat = latencies_of(rec);
     auto ideal = ideal_replay(rec);
     means.push_back(mean_of(lat));
     p99s.push_back(quantile(lat, 0.99));
     ideal_means.push_back(mean_of(ideal));
     ideal_p99s.push_back(quantile(ideal, 0.99));
   }
-  caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
   uneven_result result;
   result.mean = spread_of(means);
   result.p99 = spread_of(p99s);
