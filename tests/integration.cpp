@@ -8,6 +8,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <thread>
 
 #include <caf/all.hpp>
 
@@ -299,6 +300,15 @@ TEST_CASE("callers pending when the pool is killed get its termination error" *
   auto running = pool::submit_future<int>(sys, *pool, 1);
   auto queued = pool::submit_future<int>(sys, *pool, 2);
   REQUIRE(started->get_future().wait_for(10s) == std::future_status::ready);
+  // The first may start before the pool has even read the second submit
+  // (it goes straight to the sleeping worker): kill the pool only once it
+  // holds both, or the second would bounce off a dead pool with CAF's
+  // request_receiver_down instead.
+  caf::scoped_actor self{sys};
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (pool::test::stats_now(self, *pool).submitted < 2 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
   caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
   for (auto* f : {&running, &queued}) {
     REQUIRE(f->wait_for(10s) == std::future_status::ready);
