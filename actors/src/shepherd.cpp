@@ -133,10 +133,8 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       [this](give_me_work_atom) {
         auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
         auto slot = find_worker(sender);
-        if (slot == nullptr)
-          return; // Not a member.
-        if (slot->asking)
-          return; // Its earlier request is still pending.
+        if (slot == nullptr || slot->asking)
+          return; // Not a member, or its earlier request is still pending.
         if (slot->phase == worker_phase::working) {
           // Asked for more without reporting the attempt it holds.
           auto id = *slot->current;
@@ -268,7 +266,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           return;
         }
         // The queue handed out one of its available entries.
-        set_available(available_ > 0 ? available_ - 1 : 0);
+        take_available();
         dispatch(ex->worker, std::move(record));
       },
       [this](no_work_atom, caf::timespan wait) {
@@ -366,16 +364,14 @@ uint64_t shepherd_state::accept(submission sub) {
     // A plain request keeps just its sender and id (the response is
     // rebuilt from them); one that came through forwarding stages keeps its
     // promise.
+    op.promised = sub.promise.pending();
+    if (op.promised && promised_++ == 0)
+      keep_alive_ = caf::actor_cast<caf::strong_actor_ptr>(self_);
     if (sub.promise.stages().empty()) {
       op.caller = sub.promise.source();
       op.reply_id = sub.promise.id();
     } else {
       extras_of(id).promise = std::move(sub.promise);
-    }
-    if (answers_request(id, op)) {
-      op.promised = true;
-      if (promised_++ == 0)
-        keep_alive_ = caf::actor_cast<caf::strong_actor_ptr>(self_);
     }
   }
   if (!sub.key.empty()) {
@@ -383,7 +379,7 @@ uint64_t shepherd_state::accept(submission sub) {
     extras_of(id).key = sub.key;
   }
   if (cfg_.options.short_cuts() && sub.delay == caf::timespan::zero() &&
-      sub.key.empty() && hand_out_directly(attempt_id{id, 1}, t)) {
+      sub.key.empty() && hand_out_directly(id, op, t)) {
     check_overload();
     return id;
   }
@@ -1058,7 +1054,8 @@ void shepherd_state::request_work(const caf::actor& worker) {
   send_exchange({queue_exchange::get, {}, {}, worker, {}});
 }
 
-bool shepherd_state::hand_out_directly(attempt_id id, time_point t) {
+bool shepherd_state::hand_out_directly(uint64_t id, operation& op,
+                                       time_point t) {
   // Only when nothing is due or on its way into the queue (the new entry
   // would come out first anyway), the store need not see it (a durable
   // store acknowledges only what it holds), and a local worker sleeps.
@@ -1074,12 +1071,11 @@ bool shepherd_state::hand_out_directly(attempt_id id, time_point t) {
   auto& counts = exchanges_of(answer_kind::counts);
   if (std::any_of(counts.begin(), counts.end(), adding))
     return false;
-  auto op = operations_.find(id.operation);
-  op->second.stamp = t;
+  op.stamp = t;
   set_phase(key, slot, worker_phase::waiting);
   slot.asking = true;
   ++totals_.direct_handouts;
-  dispatch(slot.handle, work_record{id, op->second.payload});
+  dispatch(slot.handle, work_record{attempt_id{id, op.attempt}, op.payload});
   return true;
 }
 
@@ -1087,7 +1083,7 @@ void shepherd_state::find_work(const caf::actor& worker) {
   if (!ready_.empty()) {
     auto record = std::move(ready_.front());
     ready_.pop_front();
-    set_available(available_ > 0 ? available_ - 1 : 0);
+    take_available();
     dispatch(worker, std::move(record));
     return;
   }
@@ -1119,7 +1115,7 @@ void shepherd_state::on_prefetched(work_record record) {
   }
   auto worker = std::move(askers_.front());
   askers_.pop_front();
-  set_available(available_ > 0 ? available_ - 1 : 0);
+  take_available();
   dispatch(worker, std::move(record));
 }
 
@@ -1386,15 +1382,15 @@ void shepherd_state::forget(operation_map::iterator op) {
   if (auto i = std::find_if(ready_.begin(), ready_.end(), obsolete);
       i != ready_.end()) {
     ready_.erase(i);
-    set_available(available_ > 0 ? available_ - 1 : 0);
+    take_available();
   }
   release_holder(op->second);
   auto promised = op->second.promised;
-  if (auto i = extras_.find(op->first); i != extras_.end()) {
-    release_caller(i->second.caller);
-    if (!i->second.key.empty())
-      unique_keys_.erase(i->second.key);
-    extras_.erase(i);
+  if (auto extras = find_extras(op->first)) {
+    release_caller(extras->caller);
+    if (!extras->key.empty())
+      unique_keys_.erase(extras->key);
+    extras_.erase(op->first);
   }
   operations_.erase(op);
   admit_parked();

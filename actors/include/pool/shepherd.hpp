@@ -275,6 +275,11 @@ private:
   /// condition (available > workers) for the alarm and for autoscaling.
   void set_available(uint64_t n);
 
+  /// One available entry went to a worker (or was dropped).
+  void take_available() {
+    set_available(available_ > 0 ? available_ - 1 : 0);
+  }
+
   void check_backlog();
 
   /// Logs the overload warning (and sends its event) when more operations
@@ -300,7 +305,7 @@ private:
   /// sleeping local worker, without the queue, when nothing else is due or
   /// on its way into the queue and the store is not durable. Returns false
   /// (and does nothing) otherwise.
-  bool hand_out_directly(attempt_id id, time_point t);
+  bool hand_out_directly(uint64_t id, operation& op, time_point t);
 
   /// Gives a waiting worker the oldest entry of `ready_`, or waits for a
   /// prefetch on its way, or asks the queue.
@@ -395,6 +400,8 @@ private:
 
   /// The extras of an operation, if it has any.
   operation_extras* find_extras(uint64_t operation_id) {
+    if (extras_.empty()) // the usual case: no hashing on the hot path
+      return nullptr;
     auto i = extras_.find(operation_id);
     return i != extras_.end() ? &i->second : nullptr;
   }
@@ -470,16 +477,6 @@ private:
   /// answer stays alive, whoever else still holds its handle.
   size_t promised_ = 0;
   caf::strong_actor_ptr keep_alive_;
-
-  /// Whether `op` answers a request (see `promised_`).
-  bool answers_request(uint64_t operation_id, const operation& op) {
-    if (op.tracked)
-      return false;
-    if (op.caller)
-      return true;
-    auto extras = find_extras(operation_id);
-    return extras != nullptr && extras->promise.pending();
-  }
 
   /// Delivers `outcome` as the response to the request of `op`.
   template <class Outcome>
