@@ -129,6 +129,69 @@ caf::result<caf::message> add(queue_self self, work_record& record,
                 answer_type::change, true, id);
 }
 
+/// Adds several entries, due now, in order, as one change.
+caf::result<caf::message> add_all(queue_self self,
+                                  std::vector<work_record>& records) {
+  auto& store = *self->state.store;
+  auto now = self->clock().now();
+  // A failed commit loses the whole group, so the last push stands for all
+  // of them. An entry that fails to push is refused with the ones after it;
+  // those before it stay (the shepherd drops them when they come out).
+  std::optional<attempt_id> last;
+  for (auto& record : records) {
+    auto id = record.id;
+    if (auto err = store.push(std::move(record), now, now))
+      return refuse(self, std::move(err));
+    if (store.durable())
+      self->state.uncommitted.insert(id.operation);
+    last = id;
+  }
+  return answer(self, caf::make_message(counts_of(store, now)),
+                answer_type::change, true, last);
+}
+
+/// Hands out the first `n` due entries: one as `work_record` (`many`
+/// false), or up to `n` as `std::vector<work_record>`; or `no_work`.
+caf::result<caf::message> get(queue_self self, uint32_t n, bool many) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  caf::message msg;
+  auto hold = st.work_held;
+  std::vector<work_record> records;
+  try {
+    while (records.size() < n) {
+      auto record = st.store->pop_due(now);
+      if (!record)
+        break;
+      hold = hold || st.uncommitted.count(record->id.operation) > 0;
+      records.push_back(std::move(*record));
+    }
+  } catch (...) {
+    // The store failed after handing out some entries: an in-memory store
+    // will not see them again, so they go out before this actor dies (a
+    // durable store rolls them back when the queue is respawned).
+    if (!records.empty() && !st.store->durable())
+      self->make_response_promise().deliver(many ? caf::make_message(
+                                                std::move(records))
+                                          : caf::make_message(
+                                                std::move(records.front())));
+    throw;
+  }
+  if (records.empty()) {
+    auto due = st.store->next_due(now);
+    auto wait = due ? *due - now : caf::timespan::max();
+    msg = caf::make_message(no_work_atom_v, wait);
+  } else if (many) {
+    msg = caf::make_message(std::move(records));
+  } else {
+    msg = caf::make_message(std::move(records.front()));
+  }
+  if (!hold)
+    return msg;
+  st.work_held = true;
+  return answer(self, std::move(msg), answer_type::work);
+}
+
 } // namespace
 
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
@@ -148,23 +211,16 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       },
       [self](add_work_atom, work_record& record, caf::timespan delay,
              std::string& key) { return add(self, record, delay, &key); },
-      [self](get_work_atom) -> caf::result<caf::message> {
-        auto& st = self->state;
-        auto now = self->clock().now();
-        caf::message msg;
-        auto hold = st.work_held;
-        if (auto record = st.store->pop_due(now)) {
-          hold = hold || st.uncommitted.count(record->id.operation) > 0;
-          msg = caf::make_message(std::move(*record));
-        } else {
-          auto due = st.store->next_due(now);
-          auto wait = due ? *due - now : caf::timespan::max();
-          msg = caf::make_message(no_work_atom_v, wait);
-        }
-        if (!hold)
-          return msg;
-        st.work_held = true;
-        return answer(self, std::move(msg), answer_type::work);
+      [self](add_work_atom, std::vector<work_record>& records) {
+        return add_all(self, records);
+      },
+      [self](get_work_atom) { return get(self, 1, false); },
+      [self](get_work_atom, uint32_t n) {
+        if (n == 0)
+          return caf::result<caf::message>{
+              caf::make_error(pool_errc::unexpected_message,
+                              std::string{"get_work for 0 entries"})};
+        return get(self, n, true);
       },
       [self, counts](remove_work_atom, uint64_t operation) {
         self->state.store->remove(operation);

@@ -136,13 +136,14 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         if (slot == nullptr || slot->asking)
           return; // Not a member, or its earlier request is still pending.
         if (slot->phase == worker_phase::working) {
-          // Asked for more without reporting the attempt it holds.
-          auto id = *slot->current;
-          slot->current.reset();
-          attempt_failed(id, caf::make_error(pool_errc::job_failed,
-                                             std::string{"worker asked for "
-                                                         "work without "
-                                                         "reporting"}));
+          // Asked for more without reporting the attempts it holds.
+          auto held = std::move(slot->held);
+          slot->held.clear();
+          attempt_failed(held.front(),
+                         caf::make_error(pool_errc::job_failed,
+                                         std::string{"worker asked for work "
+                                                     "without reporting"}));
+          return_unstarted(held, 1);
         }
         set_phase(key_of(sender), *slot, worker_phase::waiting);
         slot->asking = true;
@@ -153,6 +154,9 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       },
       [this](status_reply_atom, const attempt_id& id, caf::error& failure) {
         on_status(id, nullptr, &failure);
+      },
+      [this](status_reply_atom, std::vector<attempt_outcome>& outcomes) {
+        on_status(outcomes);
       },
       [this](attempt_timeout_atom, const attempt_id& id) {
         on_attempt_timeout(id);
@@ -230,9 +234,13 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         auto ex = take_exchange(answer_kind::counts);
         if (!ex)
           return;
+        if (ex->kind == queue_exchange::add ||
+            ex->kind == queue_exchange::add_many)
+          added();
         if (ex->kind == queue_exchange::stats) {
           auto snapshot = worker_stats();
-          snapshot.available = counts.available + ready_.size();
+          snapshot.available =
+              counts.available + ready_.size() + entries_.size();
           snapshot.delayed = counts.delayed;
           ex->promise.deliver(snapshot);
         } else if (ex->kind == queue_exchange::add && ex->promise.pending()) {
@@ -257,17 +265,18 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         else
           ex->promise.deliver(std::move(rec));
       },
-      [this](work_record& record) {
+      [this](std::vector<work_record>& records) {
         auto ex = take_exchange(answer_kind::work);
         if (!ex)
           return;
         if (!ex->worker) {
-          on_prefetched(std::move(record));
+          on_prefetched(std::move(records), ex->wanted);
           return;
         }
-        // The queue handed out one of its available entries.
-        take_available();
-        dispatch(ex->worker, std::move(record));
+        // The queue handed out some of its available entries.
+        for (size_t i = 0; i < records.size(); ++i)
+          take_available();
+        dispatch(ex->worker, std::move(records));
       },
       [this](no_work_atom, caf::timespan wait) {
         auto ex = take_exchange(answer_kind::work);
@@ -278,16 +287,12 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           return;
         }
         // A prefetch found the queue without due entries.
-        --prefetching_;
+        prefetching_ -= ex->wanted;
+        --prefetches_;
         set_available(ready_.size());
         if (wait != no_deadline)
           arm_timer(wait);
-        // Askers no pending prefetch will serve ask the queue themselves.
-        while (askers_.size() > prefetching_) {
-          auto worker = std::move(askers_.back());
-          askers_.pop_back();
-          request_work(worker);
-        }
+        serve_askers();
       },
   };
 }
@@ -390,7 +395,7 @@ uint64_t shepherd_state::accept(submission sub) {
                     std::move(ack)};
   ex.key = std::move(sub.key);
   op.stamp = ex.due;
-  send_exchange(std::move(ex));
+  put_entry(std::move(ex));
   check_overload();
   return id;
 }
@@ -746,48 +751,84 @@ void shepherd_state::on_counts(const queue_counts& counts) {
   prefetch();
 }
 
-void shepherd_state::dispatch(const caf::actor& worker, work_record record) {
+void shepherd_state::dispatch(const caf::actor& worker,
+                              std::vector<work_record> batch) {
   auto slot = find_worker(worker);
   if (slot != nullptr)
     slot->asking = false;
-  auto op = operations_.find(record.id.operation);
-  if (op == operations_.end() || op->second.attempt != record.id.attempt ||
-      op->second.holder) {
-    // The operation ended, moved on to another attempt, or is already
-    // dispatched: this entry is obsolete.
+  auto t = now();
+  size_t kept = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto& record = batch[i];
+    auto op = operations_.find(record.id.operation);
+    if (op == operations_.end() || op->second.attempt != record.id.attempt ||
+        op->second.holder)
+      continue; // The operation ended, moved on to another attempt, or is
+                // already dispatched: this entry is obsolete.
+    if (slot == nullptr || slot->phase != worker_phase::waiting) {
+      // The worker left meanwhile: the entry goes back, due now.
+      add_work(record.id, t);
+      continue;
+    }
+    auto extras = find_extras(record.id.operation);
+    if (extras != nullptr && extras->caller && callers_[extras->caller].down) {
+      // Nobody is waiting for this one any more: do not start it.
+      fail(record.id.operation,
+           caf::make_error(pool_errc::cancelled, record.id.operation,
+                           std::string{"caller terminated"}));
+      continue;
+    }
+    // Held from here on (a second entry of the same attempt, which a
+    // respawned queue may hold, is obsolete even within this batch).
+    op->second.holder = worker;
+    ++in_flight_;
+    queue_wait_.record(t - op->second.stamp);
+    op->second.stamp = t;
+    if (kept != i)
+      batch[kept] = std::move(record);
+    ++kept;
+  }
+  batch.resize(kept);
+  if (batch.empty()) {
     if (slot != nullptr && slot->phase == worker_phase::waiting) {
       slot->asking = true;
       find_work(worker);
     }
     return;
   }
-  if (slot == nullptr || slot->phase != worker_phase::waiting) {
-    // The worker left meanwhile: the entry goes back, due now.
-    add_work(record.id, now());
-    return;
-  }
-  auto extras = find_extras(record.id.operation);
-  if (extras != nullptr && extras->caller && callers_[extras->caller].down) {
-    // Nobody is waiting for this one any more: do not start it.
-    fail(record.id.operation,
-         caf::make_error(pool_errc::cancelled, record.id.operation,
-                         std::string{"caller terminated"}));
-    slot->asking = true;
-    find_work(worker);
-    return;
-  }
-  slot->current = record.id;
   slot->unaware = false;
-  op->second.holder = worker;
-  ++in_flight_;
-  auto t = now();
-  queue_wait_.record(t - op->second.stamp);
-  op->second.stamp = t;
+  slot->held.clear();
+  for (auto& record : batch)
+    slot->held.push_back(record.id);
   set_phase(key_of(worker), *slot, worker_phase::working);
   if (auto timeout = cfg_.options.attempt_timeout())
-    self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, record.id);
-  self_->send(worker, work_to_do_atom_v, std::move(record));
+    self_->delayed_send(self_, *timeout, attempt_timeout_atom_v,
+                        batch.front().id);
+  if (batch.size() == 1) {
+    self_->send(worker, work_to_do_atom_v, std::move(batch.front()));
+  } else {
+    ++totals_.batches;
+    totals_.batched += batch.size();
+    // With a timeout, each attempt reports as it finishes (its timer starts
+    // when the one before it reported); else the batch reports once.
+    auto each = cfg_.options.attempt_timeout().has_value();
+    self_->send(worker, work_to_do_atom_v, std::move(batch), each);
+  }
   prefetch();
+}
+
+size_t shepherd_state::batch_size(bool joined) const {
+  auto& opts = cfg_.options;
+  auto most = opts.max_batch();
+  auto workers = workers_.size();
+  if (most <= 1 || joined || available_ <= workers || job_ns_ <= 0)
+    return 1;
+  auto budget = opts.batch_time();
+  auto by_time = static_cast<double>(budget.count()) / job_ns_;
+  auto fair = (available_ + workers - 1) / workers;
+  auto n = std::min<double>({static_cast<double>(most), by_time,
+                             static_cast<double>(fair)});
+  return n >= 2 ? static_cast<size_t>(n) : size_t{1};
 }
 
 void shepherd_state::put_to_sleep(const caf::actor& worker,
@@ -1026,10 +1067,38 @@ void shepherd_state::send_exchange(queue_exchange ex) {
       else
         self_->send(queue_, add_work_atom_v,
                     work_record{ex.id, op->second.payload}, delay, ex.key);
+      ++adds_pending_;
+      break;
+    }
+    case queue_exchange::add_many: {
+      // Entries of operations that ended or moved on meanwhile are left out.
+      std::vector<work_record> records;
+      records.reserve(ex.ids.size());
+      auto live = ex.ids.begin();
+      for (auto& id : ex.ids) {
+        auto op = operations_.find(id.operation);
+        if (op == operations_.end() || op->second.attempt != id.attempt)
+          continue;
+        records.push_back(work_record{id, op->second.payload});
+        *live++ = id;
+      }
+      ex.ids.erase(live, ex.ids.end());
+      if (records.empty())
+        return;
+      if (records.size() == 1) {
+        self_->send(queue_, add_work_atom_v, std::move(records.front()),
+                    caf::timespan::zero());
+        ex.kind = queue_exchange::add;
+        ex.id = ex.ids.front();
+      } else {
+        self_->send(queue_, add_work_atom_v, std::move(records));
+      }
+      ++adds_pending_;
       break;
     }
     case queue_exchange::get:
-      self_->send(queue_, get_work_atom_v);
+      self_->send(queue_, get_work_atom_v, ex.wanted);
+      getting_ += ex.wanted;
       break;
     case queue_exchange::count:
     case queue_exchange::stats:
@@ -1050,8 +1119,10 @@ void shepherd_state::send_exchange(queue_exchange ex) {
   exchanges_of(answer_of(ex.kind)).push_back(std::move(ex));
 }
 
-void shepherd_state::request_work(const caf::actor& worker) {
-  send_exchange({queue_exchange::get, {}, {}, worker, {}});
+void shepherd_state::request_work(const caf::actor& worker, size_t n) {
+  queue_exchange ex{queue_exchange::get, {}, {}, worker, {}};
+  ex.wanted = static_cast<uint32_t>(n);
+  send_exchange(std::move(ex));
 }
 
 bool shepherd_state::hand_out_directly(uint64_t id, operation& op,
@@ -1066,7 +1137,7 @@ bool shepherd_state::hand_out_directly(uint64_t id, operation& op,
   if (slot.joined)
     return false;
   auto adding = [](const queue_exchange& x) {
-    return x.kind == queue_exchange::add;
+    return x.kind == queue_exchange::add || x.kind == queue_exchange::add_many;
   };
   auto& counts = exchanges_of(answer_kind::counts);
   if (std::any_of(counts.begin(), counts.end(), adding))
@@ -1075,54 +1146,112 @@ bool shepherd_state::hand_out_directly(uint64_t id, operation& op,
   set_phase(key, slot, worker_phase::waiting);
   slot.asking = true;
   ++totals_.direct_handouts;
-  dispatch(slot.handle, work_record{attempt_id{id, op.attempt}, op.payload});
+  std::vector<work_record> batch;
+  batch.push_back(work_record{attempt_id{id, op.attempt}, op.payload});
+  dispatch(slot.handle, std::move(batch));
   return true;
 }
 
 void shepherd_state::find_work(const caf::actor& worker) {
+  auto slot = find_worker(worker);
+  auto n = batch_size(slot != nullptr && slot->joined);
   if (!ready_.empty()) {
-    auto record = std::move(ready_.front());
-    ready_.pop_front();
-    take_available();
-    dispatch(worker, std::move(record));
+    dispatch(worker, take_ready(n));
     return;
   }
   if (askers_.size() < prefetching_) {
     askers_.push_back(worker);
     return;
   }
-  request_work(worker);
+  request_work(worker, n);
+}
+
+std::vector<work_record> shepherd_state::take_ready(size_t n) {
+  std::vector<work_record> batch;
+  n = std::min(n, ready_.size());
+  batch.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    batch.push_back(std::move(ready_.front()));
+    ready_.pop_front();
+    take_available();
+  }
+  return batch;
+}
+
+void shepherd_state::serve_askers() {
+  while (!askers_.empty() && !ready_.empty()) {
+    auto worker = std::move(askers_.front());
+    askers_.pop_front();
+    auto slot = find_worker(worker);
+    dispatch(worker, take_ready(batch_size(slot != nullptr && slot->joined)));
+  }
+  // Askers no pending prefetch will serve ask the queue themselves.
+  while (askers_.size() > prefetching_) {
+    auto worker = std::move(askers_.back());
+    askers_.pop_back();
+    auto slot = find_worker(worker);
+    request_work(worker, batch_size(slot != nullptr && slot->joined));
+  }
 }
 
 void shepherd_state::prefetch() {
   if (!cfg_.options.short_cuts())
     return;
-  auto limit = std::min(busy_, max_ready);
-  auto gets = exchanges_of(answer_kind::work).size();
-  while (ready_.size() + prefetching_ < limit &&
-         available_ > ready_.size() + gets) {
-    ++prefetching_;
-    ++gets;
-    send_exchange({queue_exchange::get, {}, {}, {}, {}});
-  }
+  // Enough for the next batch of every busy worker.
+  auto limit = std::min(busy_ * batch_size(false), max_ready);
+  auto have = ready_.size() + prefetching_;
+  auto unasked = available_ > ready_.size() + getting_
+                     ? available_ - ready_.size() - getting_
+                     : uint64_t{0};
+  if (have >= limit || unasked == 0)
+    return;
+  auto n = std::min<uint64_t>(limit - have, unasked);
+  prefetching_ += n;
+  ++prefetches_;
+  queue_exchange ex{queue_exchange::get, {}, {}, {}, {}};
+  ex.wanted = static_cast<uint32_t>(n);
+  send_exchange(std::move(ex));
 }
 
-void shepherd_state::on_prefetched(work_record record) {
-  --prefetching_;
-  if (askers_.empty()) {
+void shepherd_state::on_prefetched(std::vector<work_record> records,
+                                   uint32_t asked) {
+  prefetching_ -= asked;
+  --prefetches_;
+  for (auto& record : records)
     ready_.push_back(std::move(record));
-    return;
-  }
-  auto worker = std::move(askers_.front());
-  askers_.pop_front();
-  take_available();
-  dispatch(worker, std::move(record));
+  serve_askers();
 }
 
 void shepherd_state::add_work(attempt_id id, time_point due) {
   if (auto op = operations_.find(id.operation); op != operations_.end())
     op->second.stamp = due;
-  send_exchange({queue_exchange::add, id, due, {}, {}});
+  put_entry({queue_exchange::add, id, due, {}, {}});
+}
+
+void shepherd_state::put_entry(queue_exchange ex) {
+  auto due_now = ex.due <= now();
+  if (due_now && ex.key.empty() && !ex.promise.pending() &&
+      adds_pending_ > 0 && cfg_.options.max_batch() > 1) {
+    entries_.push_back(ex.id);
+    return;
+  }
+  if (due_now)
+    flush_entries(); // Entries due now keep their order.
+  send_exchange(std::move(ex));
+}
+
+void shepherd_state::flush_entries() {
+  if (entries_.empty())
+    return;
+  queue_exchange ex{queue_exchange::add_many, {}, now(), {}, {}};
+  ex.ids = std::move(entries_);
+  entries_.clear();
+  send_exchange(std::move(ex));
+}
+
+void shepherd_state::added() {
+  if (--adds_pending_ == 0)
+    flush_entries();
 }
 
 void shepherd_state::refresh_counts() {
@@ -1150,6 +1279,8 @@ shepherd_state::take_exchange(answer_kind expected) {
     return std::nullopt; // Not from our queue: a stranger's message.
   auto result = std::move(fifo.front());
   fifo.pop_front();
+  if (result.kind == queue_exchange::get)
+    getting_ -= result.wanted;
   return result;
 }
 
@@ -1161,6 +1292,13 @@ void shepherd_state::on_queue_error(caf::error& err) {
   auto ex = std::move(fifo.front());
   fifo.pop_front();
   switch (ex.kind) {
+    case queue_exchange::add_many:
+      // The store refused the entries: nothing of them was accepted.
+      for (auto& id : ex.ids)
+        if (auto op = operations_.find(id.operation);
+            op != operations_.end() && op->second.attempt == id.attempt)
+          fail(id.operation, err);
+      break;
     case queue_exchange::add:
       if (ex.promise.pending()) {
         // A tracked submit that could not be made durable: refused, not
@@ -1205,6 +1343,8 @@ void shepherd_state::on_queue_error(caf::error& err) {
     case queue_exchange::remove:
       break;
   }
+  if (ex.kind == queue_exchange::add || ex.kind == queue_exchange::add_many)
+    added(); // sends the entries kept meanwhile
 }
 
 void shepherd_state::spawn_queue() {
@@ -1226,6 +1366,8 @@ void shepherd_state::restart_queue() {
   // still pending never reached the old queue's store (or its answer would
   // have arrived): sending it again neither loses nor duplicates entries.
   std::vector<queue_exchange> pending;
+  getting_ = 0;      // (counted again as they are sent again)
+  adds_pending_ = 0;
   for (auto& fifo : exchanges_) {
     std::move(fifo.begin(), fifo.end(), std::back_inserter(pending));
     fifo.clear();
@@ -1236,6 +1378,8 @@ void shepherd_state::restart_queue() {
             });
   for (auto& ex : pending)
     send_exchange(std::move(ex));
+  if (adds_pending_ == 0)
+    flush_entries(); // no add left whose answer would send them
 }
 
 // -- outcomes -----------------------------------------------------------------
@@ -1245,12 +1389,20 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
   auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
   auto slot = find_worker(sender);
   if (slot == nullptr || slot->phase != worker_phase::working ||
-      slot->current != id) {
-    ++totals_.stale_replies; // Not the attempt this worker holds.
+      slot->held.empty() || slot->held.front() != id) {
+    ++totals_.stale_replies; // Not the attempt this worker holds (first).
     return;
   }
-  slot->current.reset();
-  if (slot->retiring) {
+  auto t = now();
+  slot->held.erase(slot->held.begin());
+  if (!slot->held.empty()) {
+    // A batch reported attempt by attempt: the next one starts now.
+    auto next = slot->held.front();
+    if (auto op = operations_.find(next.operation); op != operations_.end())
+      op->second.stamp = t;
+    if (auto timeout = cfg_.options.attempt_timeout())
+      self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, next);
+  } else if (slot->retiring) {
     retire(key_of(sender));
     check_resized();
   } else {
@@ -1262,13 +1414,88 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     ++totals_.stale_replies;
     return;
   }
-  release_holder(op->second);
-  processing_.record(now() - op->second.stamp);
-  if (result != nullptr) {
-    complete(id.operation, std::move(*result));
-  } else {
-    attempt_failed(id, std::move(*failure));
+  auto elapsed = t - op->second.stamp;
+  note_processing(elapsed, 1);
+  on_outcome(id, result, failure, elapsed);
+}
+
+void shepherd_state::on_status(std::vector<attempt_outcome>& outcomes) {
+  auto sender = caf::actor_cast<caf::actor>(self_->current_sender());
+  auto slot = find_worker(sender);
+  // The outcomes must be those of the first attempts of the batch held.
+  auto matches = [&] {
+    if (outcomes.empty() || outcomes.size() > slot->held.size())
+      return false;
+    for (size_t i = 0; i < outcomes.size(); ++i)
+      if (outcomes[i].id != slot->held[i])
+        return false;
+    return true;
+  };
+  if (slot == nullptr || slot->phase != worker_phase::working || !matches()) {
+    ++totals_.stale_replies;
+    return;
   }
+  auto held = std::move(slot->held);
+  slot->held.clear();
+  if (slot->retiring) {
+    retire(key_of(sender));
+    check_resized();
+  } else {
+    set_phase(key_of(sender), *slot, worker_phase::waiting);
+  }
+  auto t = now();
+  // The batch went out at once: each job took its share of the time.
+  caf::timespan elapsed{0};
+  if (auto op = operations_.find(held.front().operation);
+      op != operations_.end())
+    elapsed = t - op->second.stamp;
+  note_processing(elapsed, outcomes.size());
+  auto share = elapsed / static_cast<int64_t>(outcomes.size());
+  for (auto& x : outcomes) {
+    auto op = operations_.find(x.id.operation);
+    if (op == operations_.end() || op->second.attempt != x.id.attempt ||
+        op->second.holder != sender) {
+      ++totals_.stale_replies;
+      continue;
+    }
+    if (x.failed())
+      on_outcome(x.id, nullptr, &x.error, share);
+    else
+      on_outcome(x.id, &x.result, nullptr, share);
+  }
+  // Attempts the worker did not start (it stopped early) go back.
+  return_unstarted(held, outcomes.size());
+}
+
+void shepherd_state::return_unstarted(const std::vector<attempt_id>& held,
+                                      size_t from) {
+  auto t = now();
+  for (size_t i = from; i < held.size(); ++i) {
+    auto op = operations_.find(held[i].operation);
+    if (op == operations_.end() || op->second.attempt != held[i].attempt)
+      continue;
+    release_holder(op->second);
+    add_work(held[i], t);
+  }
+}
+
+void shepherd_state::note_processing(caf::timespan elapsed, size_t jobs) {
+  auto per_job = static_cast<double>(elapsed.count()) /
+                 static_cast<double>(std::max<size_t>(jobs, 1));
+  // A moving average over roughly the last eight reports.
+  job_ns_ = job_ns_ <= 0 ? per_job : job_ns_ + (per_job - job_ns_) / 8;
+}
+
+void shepherd_state::on_outcome(const attempt_id& id, caf::message* result,
+                                caf::error* failure,
+                                caf::timespan processing) {
+  auto op = operations_.find(id.operation);
+  release_holder(op->second);
+  processing_.record(processing);
+  if (result != nullptr)
+    complete(id.operation, std::move(*result));
+  else
+    attempt_failed(id, std::move(*failure));
 }
 
 void shepherd_state::on_attempt_timeout(const attempt_id& id) {
@@ -1279,7 +1506,9 @@ void shepherd_state::on_attempt_timeout(const attempt_id& id) {
   auto worker = op->second.holder;
   auto key = key_of(worker);
   auto slot = find_worker(worker);
-  if (slot == nullptr || slot->current != id)
+  // (Within a batch, each attempt reports as it finishes, and the timer of
+  // the next one starts then: the first one held is the one running.)
+  if (slot == nullptr || slot->held.empty() || slot->held.front() != id)
     return;
   ++totals_.timed_out;
   if (!slot->joined) {
@@ -1297,10 +1526,13 @@ void shepherd_state::on_attempt_timeout(const attempt_id& id) {
 void shepherd_state::worker_lost(key_type key, caf::error reason) {
   auto i = workers_.find(key);
   auto joined = i->second.joined;
-  auto held = i->second.current;
+  auto held = std::move(i->second.held);
   remove_worker(key);
-  if (held)
-    attempt_failed(*held, std::move(reason));
+  // The first attempt held was running (or, in a batch reported as a
+  // whole, is taken to have been); the others go back unstarted.
+  if (!held.empty())
+    attempt_failed(held.front(), std::move(reason));
+  return_unstarted(held, 1);
   if (!joined && !replace_worker())
     return;
   check_resized();

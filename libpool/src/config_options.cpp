@@ -15,6 +15,9 @@ void declare_options(caf::config_option_set& options,
       .add<bool>("dedicated-control",
                  "run the shepherd and the queue on threads of their own")
       .add<bool>("short-cuts", "skip round trips for the pool's own workers")
+      .add<int64_t>("max-batch", "most jobs per work_to_do, 1 = no batches")
+      .add<caf::timespan>("batch-time",
+                          "how long the jobs of one batch may take together")
       .add<int64_t>("max-attempts", "attempts per operation, 1 = no retry")
       .add<caf::timespan>("backoff-initial", "delay before the first retry")
       .add<caf::timespan>("backoff-max", "longest delay between retries")
@@ -61,6 +64,13 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.dedicated_control(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("short-cuts")))
     opts.short_cuts(*x);
+  if (auto x = caf::get_if<int64_t>(&cfg, key("max-batch"))) {
+    if (*x < 1 || *x > static_cast<int64_t>(max_batch_limit))
+      return bad("max-batch", "must be between 1 and 4096");
+    opts.max_batch(static_cast<size_t>(*x));
+  }
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("batch-time")))
+    opts.batch_time(*x);
   if (auto x = caf::get_if<int64_t>(&cfg, key("workers"))) {
     if (*x < 1)
       return bad("workers", "must be at least 1");

@@ -42,6 +42,12 @@ caf::error pool_options::validate() const {
     return bad("workers", "must be at least 1");
   if (workers() > max_pool_workers)
     return bad("workers", "must be at most 1000000");
+  if (max_batch_ == 0)
+    return bad("max_batch", "must be at least 1 (1 = no batches)");
+  if (max_batch_ > max_batch_limit)
+    return bad("max_batch", "must be at most 4096");
+  if (batch_time_ <= caf::timespan::zero())
+    return bad("batch_time", "must be greater than zero");
   if (name_.empty())
     return bad("name", "must not be empty");
   if (max_attempts_ == 0)

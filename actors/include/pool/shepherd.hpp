@@ -48,8 +48,9 @@ struct shepherd_config {
 struct worker_slot {
   caf::actor handle;
   worker_phase phase = worker_phase::sleeping;
-  /// The attempt this worker holds while `working`.
-  std::optional<attempt_id> current;
+  /// The attempts this worker holds while `working`: one, or a batch in
+  /// the order the worker runs them.
+  std::vector<attempt_id> held;
   /// A `get_work` for this worker is on its way to or from the queue.
   bool asking = false;
   /// Work is being sought for this worker while it sleeps and knows
@@ -61,6 +62,10 @@ struct worker_slot {
   bool retiring = false;
   /// When the worker last went to sleep (for autoscaling).
   caf::actor_clock::time_point slept_at;
+
+  bool holds(const attempt_id& id) const {
+    return std::find(held.begin(), held.end(), id) != held.end();
+  }
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
@@ -128,6 +133,8 @@ struct submission {
 struct queue_exchange {
   enum kind_type : uint8_t {
     add,
+    /// Several entries due now, in one message (`ids`).
+    add_many,
     get,
     count,
     stats,
@@ -165,6 +172,10 @@ struct queue_exchange {
   caf::message sent;
   /// `add`, `find_key`: the unique key.
   std::string key;
+  /// `get`: how many entries were asked for.
+  uint32_t wanted = 1;
+  /// `add_many`: the attempts whose entries are being added, in order.
+  std::vector<attempt_id> ids;
 };
 
 class shepherd_state;
@@ -237,7 +248,14 @@ private:
   /// to take, most recently slept first; arms the due timer.
   void on_counts(const queue_counts& counts);
 
-  void dispatch(const caf::actor& worker, work_record record);
+  /// Hands `batch` (one or more entries, in order) to a waiting worker,
+  /// minus the entries that became obsolete meanwhile.
+  void dispatch(const caf::actor& worker, std::vector<work_record> batch);
+
+  /// How many jobs the next `work_to_do` to a worker should carry: one,
+  /// unless more is due than there are workers and the jobs observed so far
+  /// are short (see `pool_options::max_batch`). Joined workers get one.
+  size_t batch_size(bool joined) const;
 
   void put_to_sleep(const caf::actor& worker, caf::timespan wait);
 
@@ -298,8 +316,15 @@ private:
 
   // -- queue exchanges --------------------------------------------------------
 
-  /// Asks the queue for work on behalf of a waiting worker.
-  void request_work(const caf::actor& worker);
+  /// Asks the queue for up to `n` entries on behalf of a waiting worker.
+  void request_work(const caf::actor& worker, size_t n);
+
+  /// Takes up to `n` entries from the front of `ready_`.
+  std::vector<work_record> take_ready(size_t n);
+
+  /// Serves waiting askers from `ready_`; those no pending prefetch can
+  /// serve ask the queue themselves.
+  void serve_askers();
 
   /// Hands the first attempt of a just accepted operation straight to a
   /// sleeping local worker, without the queue, when nothing else is due or
@@ -317,14 +342,25 @@ private:
   /// the queue.
   void prefetch();
 
-  /// The queue's answer to a prefetch.
-  void on_prefetched(work_record record);
+  /// The queue's answer to a prefetch of `asked` entries.
+  void on_prefetched(std::vector<work_record> records, uint32_t asked);
 
   /// Entries taken out ahead of time, at most this many.
-  static constexpr size_t max_ready = 8;
+  static constexpr size_t max_ready = 64;
 
   /// Adds the current attempt of an operation to the queue, due at `due`.
   void add_work(attempt_id id, time_point due);
+
+  /// Sends an `add` exchange to the queue, or, while another add is on its
+  /// way and this entry is due now without a key or a waiting caller,
+  /// keeps it for the next `add_many` (sent when the queue answers).
+  void put_entry(queue_exchange ex);
+
+  /// Sends the entries kept by `put_entry` in one message.
+  void flush_entries();
+
+  /// An `add` or `add_many` exchange was answered.
+  void added();
 
   void refresh_counts();
 
@@ -350,6 +386,23 @@ private:
 
   void on_status(const attempt_id& id, caf::message* result,
                  caf::error* failure);
+
+  /// A batch's status reply: the outcomes of the first attempts the worker
+  /// holds, in order; those it holds beyond them were not started and go
+  /// back to the queue.
+  void on_status(std::vector<attempt_outcome>& outcomes);
+
+  /// Puts the attempts `held[from...]` of a batch, which were not started,
+  /// back into the queue, due now, as the same attempts.
+  void return_unstarted(const std::vector<attempt_id>& held, size_t from);
+
+  /// Records the processing time of `jobs` jobs that took `elapsed`
+  /// together (stats and the batch sizing).
+  void note_processing(caf::timespan elapsed, size_t jobs);
+
+  /// The outcome of one reported attempt.
+  void on_outcome(const attempt_id& id, caf::message* result,
+                  caf::error* failure, caf::timespan processing);
 
   void on_attempt_timeout(const attempt_id& id);
 
@@ -534,8 +587,20 @@ private:
   /// to the next worker that asks. An entry whose operation ended or moved
   /// on meanwhile is dropped when its turn comes.
   std::deque<work_record> ready_;
-  /// Prefetches (`get` exchanges on behalf of no worker) still pending.
+  /// Entries asked for by prefetches (`get` exchanges on behalf of no
+  /// worker) still pending.
   size_t prefetching_ = 0;
+  /// Prefetch exchanges still pending.
+  size_t prefetches_ = 0;
+  /// Entries asked for by all pending `get` exchanges.
+  size_t getting_ = 0;
+  /// `add` and `add_many` exchanges still pending.
+  size_t adds_pending_ = 0;
+  /// Entries due now kept for the next `add_many`, in order.
+  std::vector<attempt_id> entries_;
+  /// Average processing time per job, in ns (moving average); 0 until the
+  /// first status reply.
+  double job_ns_ = 0;
   /// Waiting workers that asked when `ready_` was empty but a prefetch was
   /// on its way; served by prefetches in order.
   std::deque<caf::actor> askers_;

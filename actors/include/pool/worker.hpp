@@ -7,6 +7,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <caf/actor_cast.hpp>
 #include <caf/detail/pretty_type_name.hpp>
@@ -141,6 +142,8 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
 struct worker_state {
   static inline const char* name = "pool.worker";
   worker_phase phase = worker_phase::sleeping;
+  /// While a batch reported attempt by attempt runs: who sent it.
+  caf::actor batch_from;
   caf::behavior sleeping;
   caf::behavior waiting;
 };
@@ -150,13 +153,15 @@ namespace detail {
 /// The worker state machine around `fn`, whose inputs and result `Traits`
 /// names. See `worker_actor`.
 template <class Traits, class F>
-caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F fn) {
-  auto run = [self, fn](work_record& record) mutable {
+caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
+  // One function object for every handler: a stateful job keeps one state.
+  auto fn = std::make_shared<F>(std::move(f));
+  auto run = [self, fn](work_record& record) {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
     self->state.phase = worker_phase::working;
     caf::expected<caf::message> outcome{caf::message{}};
     try {
-      outcome = run_job<Traits>(fn, record.payload);
+      outcome = run_job<Traits>(*fn, record.payload);
     } catch (resource_broken& ex) {
       // Report the attempt, then stop: the shepherd replaces this worker.
       auto err =
@@ -173,6 +178,60 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F fn) {
     self->state.phase = worker_phase::waiting;
     self->send(shepherd, give_me_work_atom_v);
   };
+  // A batch: each job in order. Without `each`, all in this handler and
+  // reported in one `(status_rep, outcomes)`. With `each`, one job per
+  // message: its outcome goes out as `(status_rep, id, ...)` at once, and
+  // the rest of the batch comes back to this worker as a message of its
+  // own, so an exit (a timeout's kill) takes effect between two jobs.
+  // A broken resource ends the batch: the outcomes not yet reported, the
+  // broken one last, go in one `(status_rep, outcomes)` (the attempts after
+  // it are left out, so the shepherd hands them out again) and the worker
+  // stops.
+  auto run_batch = [self, fn](std::vector<work_record>& batch, bool each) {
+    auto& st = self->state;
+    if (self->current_sender() != self->ctrl())
+      st.batch_from = caf::actor_cast<caf::actor>(self->current_sender());
+    auto shepherd = st.batch_from;
+    st.phase = worker_phase::working;
+    std::vector<attempt_outcome> outcomes;
+    auto n = each ? std::min<size_t>(batch.size(), 1) : batch.size();
+    outcomes.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto& record = batch[i];
+      caf::expected<caf::message> outcome{caf::message{}};
+      try {
+        outcome = run_job<Traits>(*fn, record.payload);
+      } catch (resource_broken& ex) {
+        auto err =
+            caf::make_error(pool_errc::resource_broken, std::string{ex.what()});
+        outcomes.push_back({record.id, caf::message{}, err});
+        self->send(shepherd, status_reply_atom_v, std::move(outcomes));
+        self->quit(std::move(err));
+        return;
+      }
+      if (each && outcome)
+        self->send(shepherd, status_reply_atom_v, record.id,
+                   std::move(*outcome));
+      else if (each)
+        self->send(shepherd, status_reply_atom_v, record.id,
+                   std::move(outcome.error()));
+      else if (outcome)
+        outcomes.push_back({record.id, std::move(*outcome), caf::error{}});
+      else
+        outcomes.push_back(
+            {record.id, caf::message{}, std::move(outcome.error())});
+    }
+    if (each && batch.size() > 1) {
+      batch.erase(batch.begin());
+      self->send(self, work_to_do_atom_v, std::move(batch), true);
+      return;
+    }
+    if (!each)
+      self->send(shepherd, status_reply_atom_v, std::move(outcomes));
+    st.batch_from = nullptr;
+    st.phase = worker_phase::waiting;
+    self->send(shepherd, give_me_work_atom_v);
+  };
   self->state.sleeping = caf::behavior{
       [self](wake_up_atom) {
         self->state.phase = worker_phase::waiting;
@@ -180,17 +239,26 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F fn) {
                    give_me_work_atom_v);
         self->become(self->state.waiting);
       },
-      [self, run](work_to_do_atom, work_record& record) mutable {
+      [self, run](work_to_do_atom, work_record& record) {
         // Work while asleep (a shepherd may skip the wake-up): run it, then
         // the worker is waiting like after any attempt.
         run(record);
+        self->become(self->state.waiting);
+      },
+      [self, run_batch](work_to_do_atom, std::vector<work_record>& batch,
+                        bool each) {
+        run_batch(batch, each);
         self->become(self->state.waiting);
       },
       [](go_to_sleep_atom) {},
   };
   self->state.waiting = caf::behavior{
       [](wake_up_atom) {},
-      [run](work_to_do_atom, work_record& record) mutable { run(record); },
+      [run](work_to_do_atom, work_record& record) { run(record); },
+      [run_batch](work_to_do_atom, std::vector<work_record>& batch,
+                  bool each) {
+        run_batch(batch, each);
+      },
       [self](go_to_sleep_atom) {
         self->state.phase = worker_phase::sleeping;
         self->become(self->state.sleeping);

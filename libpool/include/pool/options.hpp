@@ -44,6 +44,9 @@ std::string to_string(sqlite_sync x);
 /// options, against typos that would spawn without end).
 constexpr size_t max_pool_workers = 1'000'000;
 
+/// The largest `max_batch` a pool accepts.
+constexpr size_t max_batch_limit = 4096;
+
 /// Returns `cores - 1`, at least 1: the default number of dedicated workers,
 /// leaving one core for the shepherd and the rest of the application.
 size_t default_dedicated_workers();
@@ -89,6 +92,35 @@ public:
 
   bool short_cuts() const noexcept {
     return short_cuts_;
+  }
+
+  /// Most jobs handed to one of the pool's own workers in one
+  /// `work_to_do` (adaptive batching, docs/protocol.md "Batches"). The
+  /// shepherd batches only while more entries are due than there are
+  /// workers, and sizes a batch so that its jobs are expected to take
+  /// about `batch_time`, judged by the processing times it observed; jobs
+  /// as long as `batch_time` or longer go one at a time, so an uneven job
+  /// never holds up others. 1 turns batching off. Default: 16.
+  pool_options& max_batch(size_t n) {
+    max_batch_ = n;
+    return *this;
+  }
+
+  size_t max_batch() const noexcept {
+    return max_batch_;
+  }
+
+  /// How long the jobs of one batch are expected to take together, at
+  /// most (see `max_batch`). With an `attempt_timeout`, batches are also
+  /// kept to a quarter of it, as the timeout then bounds the whole batch.
+  /// Default: 100 us.
+  pool_options& batch_time(caf::timespan x) {
+    batch_time_ = x;
+    return *this;
+  }
+
+  caf::timespan batch_time() const noexcept {
+    return batch_time_;
   }
 
   /// Whether the shepherd and the queue each run on a thread of their own
@@ -367,6 +399,8 @@ private:
   worker_kind kind_ = worker_kind::cooperative;
   bool dedicated_control_ = false;
   bool short_cuts_ = true;
+  size_t max_batch_ = 16;
+  caf::timespan batch_time_ = std::chrono::microseconds(100);
   std::string name_ = "pool";
   uint32_t max_attempts_ = 1;
   caf::timespan backoff_initial_ = std::chrono::milliseconds(100);

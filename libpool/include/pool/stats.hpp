@@ -35,7 +35,7 @@ struct pool_stats {
   uint64_t configured = 0;
   /// Workers currently part of the pool (configured plus joined ones).
   uint64_t workers = 0;
-  /// Workers holding an attempt (= attempts in flight).
+  /// Workers holding work: one attempt, or a batch of them.
   uint64_t busy = 0;
   /// Highest `busy` so far.
   uint64_t busy_high = 0;
@@ -88,6 +88,11 @@ struct pool_stats {
   /// Submits handed straight to a sleeping worker, without the queue
   /// (nothing else was due and the store is not durable).
   uint64_t direct_handouts = 0;
+  /// Batches of more than one job handed to a worker in one `work_to_do`
+  /// (see `pool_options::max_batch`).
+  uint64_t batches = 0;
+  /// Jobs handed out in those batches.
+  uint64_t batched = 0;
   /// From an attempt's due time to its dispatch to a worker.
   latency_summary queue_wait;
   /// From dispatch to the worker's status reply.
@@ -102,7 +107,7 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.rejected, x.parked, x.cancelled, x.retried, x.timed_out,
            x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
-           x.waiting_high, x.direct_handouts, x.queue_wait, x.processing);
+           x.waiting_high, x.direct_handouts, x.batches, x.batched, x.queue_wait, x.processing);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.

@@ -19,6 +19,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(pool, caf::first_custom_type_id)
 
 CAF_ADD_TYPE_ID(pool, (pool::attempt_id))
 CAF_ADD_TYPE_ID(pool, (pool::work_record))
+CAF_ADD_TYPE_ID(pool, (std::vector<pool::work_record>))
+CAF_ADD_TYPE_ID(pool, (pool::attempt_outcome))
+CAF_ADD_TYPE_ID(pool, (std::vector<pool::attempt_outcome>))
 CAF_ADD_TYPE_ID(pool, (pool::queue_counts))
 CAF_ADD_TYPE_ID(pool, (pool::pool_stats))
 CAF_ADD_TYPE_ID(pool, (pool::latency_summary))
@@ -71,9 +74,12 @@ CAF_ADD_ATOM(pool, pool, unsubscribe_atom, "pool_unsub")
 
 /// `(add_work, work_record, timespan delay)` or
 /// `(add_work, work_record, timespan delay, std::string unique_key)`:
-/// replies `queue_counts`.
+/// replies `queue_counts`. `(add_work, std::vector<work_record>)`: adds
+/// several entries, due now, in order; replies one `queue_counts`.
 CAF_ADD_ATOM(pool, pool, add_work_atom, "add_work")
 /// `(get_work)`: replies `work_record` or `(no_work, timespan wait)`.
+/// `(get_work, uint32_t n)`: replies up to `n` due entries as
+/// `std::vector<work_record>` (at least one), or `(no_work, timespan wait)`.
 CAF_ADD_ATOM(pool, pool, get_work_atom, "get_work")
 /// Reply to `get_work` when nothing is due: `(no_work, timespan wait)`.
 CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
@@ -106,12 +112,18 @@ CAF_ADD_ATOM(pool, pool, remove_work_atom, "rm_work")
 CAF_ADD_ATOM(pool, pool, wake_up_atom, "wake_up")
 /// worker -> shepherd: `(give_work)`, I am free.
 CAF_ADD_ATOM(pool, pool, give_me_work_atom, "give_work")
-/// shepherd -> worker: `(work_to_do, work_record)`.
+/// shepherd -> worker: `(work_to_do, work_record)`; to the pool's own
+/// workers also `(work_to_do, std::vector<work_record>, bool each)`, a
+/// batch run in order: with `each`, every attempt is reported by its own
+/// `status_rep` as it finishes; else all in one.
 CAF_ADD_ATOM(pool, pool, work_to_do_atom, "work_to_do")
 /// shepherd -> worker: nothing is due, sleep until woken.
 CAF_ADD_ATOM(pool, pool, go_to_sleep_atom, "go_sleep")
 /// worker -> shepherd: `(status_rep, attempt_id, message result)` or
-/// `(status_rep, attempt_id, error)`.
+/// `(status_rep, attempt_id, error)`; for a batch also
+/// `(status_rep, std::vector<attempt_outcome>)`: the outcomes of the first
+/// attempts the worker still holds, in order; the ones it holds beyond
+/// them were not started.
 CAF_ADD_ATOM(pool, pool, status_reply_atom, "status_rep")
 
 // -- shepherd internal ------------------------------------------------------

@@ -49,6 +49,26 @@ typename Inspector::result_type inspect(Inspector& f, work_record& x) {
   return f(caf::meta::type_name("pool::work_record"), x.id, x.payload);
 }
 
+/// What a worker reports for one attempt of a batch: the result, or
+/// (`failed()`) the error.
+struct attempt_outcome {
+  attempt_id id;
+  /// The job's result; empty when the attempt failed.
+  caf::message result;
+  /// Why the attempt failed; none when it succeeded.
+  caf::error error;
+
+  bool failed() const noexcept {
+    return static_cast<bool>(error);
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, attempt_outcome& x) {
+  return f(caf::meta::type_name("pool::attempt_outcome"), x.id, x.result,
+           x.error);
+}
+
 /// One failed attempt in an operation's history.
 struct attempt_failure {
   /// Which attempt failed (1 = the first).
