@@ -821,10 +821,11 @@ size_t shepherd_state::batch_size(bool joined) const {
   auto& opts = cfg_.options;
   auto most = opts.max_batch();
   auto workers = workers_.size();
-  if (most <= 1 || joined || available_ <= workers || job_ns_ <= 0)
+  if (most <= 1 || joined || available_ <= workers || job_ns_ < 0)
     return 1;
   auto budget = opts.batch_time();
-  auto by_time = static_cast<double>(budget.count()) / job_ns_;
+  auto by_time = job_ns_ > 0 ? static_cast<double>(budget.count()) / job_ns_
+                             : static_cast<double>(most);
   auto fair = (available_ + workers - 1) / workers;
   auto n = std::min<double>({static_cast<double>(most), by_time,
                              static_cast<double>(fair)});
@@ -1483,7 +1484,7 @@ void shepherd_state::note_processing(caf::timespan elapsed, size_t jobs) {
   auto per_job = static_cast<double>(elapsed.count()) /
                  static_cast<double>(std::max<size_t>(jobs, 1));
   // A moving average over roughly the last eight reports.
-  job_ns_ = job_ns_ <= 0 ? per_job : job_ns_ + (per_job - job_ns_) / 8;
+  job_ns_ = job_ns_ < 0 ? per_job : job_ns_ + (per_job - job_ns_) / 8;
 }
 
 void shepherd_state::on_outcome(const attempt_id& id, caf::message* result,

@@ -598,9 +598,9 @@ private:
   size_t adds_pending_ = 0;
   /// Entries due now kept for the next `add_many`, in order.
   std::vector<attempt_id> entries_;
-  /// Average processing time per job, in ns (moving average); 0 until the
-  /// first status reply.
-  double job_ns_ = 0;
+  /// Average processing time per job, in ns (moving average); negative
+  /// until the first status reply.
+  double job_ns_ = -1;
   /// Waiting workers that asked when `ready_` was empty but a prefetch was
   /// on its way; served by prefetches in order.
   std::deque<caf::actor> askers_;
