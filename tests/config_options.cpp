@@ -106,6 +106,21 @@ TEST_CASE("bad configured values are refused, naming the field" *
         std::string::npos);
   CHECK(field({"--pool.overload-threshold=-1"}).find("overload_warning") !=
         std::string::npos);
+  CHECK(field({"--pool.max-batch=0"}).find("max_batch") != std::string::npos);
+  CHECK(field({"--pool.max-batch=100000"}).find("max_batch") !=
+        std::string::npos);
+  CHECK(field({"--pool.batch-time=0s"}).find("batch_time") !=
+        std::string::npos);
+}
+
+TEST_CASE("batching comes from the configuration" * doctest::timeout(10)) {
+  auto opts = parse({"--pool.max-batch=4", "--pool.batch-time=2ms"});
+  REQUIRE(opts);
+  CHECK(opts->max_batch() == 4);
+  CHECK(opts->batch_time() == caf::timespan{2ms});
+  auto defaults = parse({});
+  REQUIRE(defaults);
+  CHECK(defaults->max_batch() == pool::pool_options{}.max_batch());
 }
 
 TEST_CASE("pool::configure skips the scheduler's moderate polling unless the "

@@ -76,6 +76,11 @@ TEST_CASE("failure-handling options are validated, naming the field" *
         "restart_intensity.window");
   CHECK(field_of(opts{}.capacity(0)) == "capacity");
   CHECK(!opts{}.max_attempts(1).backoff(0s, 0s).validate());
+  CHECK(field_of(opts{}.max_batch(0)) == "max_batch");
+  CHECK(field_of(opts{}.max_batch(pool::max_batch_limit + 1)) == "max_batch");
+  CHECK(field_of(opts{}.batch_time(0s)) == "batch_time");
+  CHECK(!opts{}.max_batch(1).validate());
+  CHECK(!opts{}.max_batch(pool::max_batch_limit).batch_time(1ms).validate());
 }
 
 TEST_CASE("monitoring and autoscaling options are validated, naming the field" *

@@ -1516,8 +1516,12 @@ void shepherd_state::on_attempt_timeout(const attempt_id& id) {
     // A job cannot be interrupted: the worker is abandoned and killed; a
     // dedicated worker stuck in user code keeps its thread until the job
     // returns. Its late reply is dropped as stale.
+    // Urgent: a worker running a batch attempt by attempt stops before
+    // its next attempt, which the shepherd hands out again.
     abandoned_.emplace(key, worker);
-    self_->send_exit(worker, caf::exit_reason::kill);
+    worker->eq_impl(caf::make_message_id(caf::message_priority::high),
+                    self_->ctrl(), self_->context(),
+                    caf::exit_msg{self_->address(), caf::exit_reason::kill});
   }
   worker_lost(key,
               caf::make_error(pool_errc::timed_out,

@@ -66,7 +66,7 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.short_cuts(*x);
   if (auto x = caf::get_if<int64_t>(&cfg, key("max-batch"))) {
     if (*x < 1 || *x > static_cast<int64_t>(max_batch_limit))
-      return bad("max-batch", "must be between 1 and 4096");
+      return bad("max_batch", "must be between 1 and 4096");
     opts.max_batch(static_cast<size_t>(*x));
   }
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("batch-time")))
