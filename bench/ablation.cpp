@@ -1,8 +1,8 @@
 // What each speed-up is worth: the pool with its defaults, without each
 // speed-up or with the alternative, and without any (as the pool was before
-// them: plain sequence, CAF's own scheduler polling), each on a fresh actor
-// system: trivial jobs per second, idle latency (cooperative and dedicated
-// workers) and the uneven target case (bimodal @ 0.7, pull alone, against
+// them: no batches, plain sequence, CAF's own scheduler polling), each on a
+// fresh actor system: trivial jobs per second, idle latency (cooperative and
+// dedicated workers) and the uneven target case (bimodal @ 0.7, pull alone, against
 // its ideal replay).
 #include <cstdio>
 #include <string>
@@ -21,6 +21,8 @@ struct variant {
   const char* name;
   /// pool_options::short_cuts
   bool short_cuts;
+  /// pool_options::max_batch: the default, or 1 (no batches)
+  bool batching;
   /// pool_options::dedicated_control for the dedicated pool
   bool dedicated_control;
   /// CAF's own scheduler polling (moderate-poll-attempts 500) instead of
@@ -29,12 +31,13 @@ struct variant {
 };
 
 const variant variants[] = {
-    {"all (the defaults)", true, false, false},
-    {"without short cuts", false, false, false},
-    {"with dedicated control", true, true, false},
-    {"with CAF's default polling", true, false, true},
-    {"CAF's polling + dedicated control", true, true, true},
-    {"none (before)", false, false, true},
+    {"all (the defaults)", true, true, false, false},
+    {"without batching", true, false, false, false},
+    {"without short cuts", false, true, false, false},
+    {"with dedicated control", true, true, true, false},
+    {"with CAF's default polling", true, true, false, true},
+    {"CAF's polling + dedicated control", true, true, true, true},
+    {"none (before)", false, false, false, true},
 };
 
 } // namespace
@@ -56,8 +59,12 @@ void run_ablation(const settings& cfg) {
     if (v.caf_polling)
       sys_cfg.set("work-stealing.moderate-poll-attempts", size_t{500});
     caf::actor_system sys{sys_cfg};
-    auto opts = pool::pool_options{}.workers(2).short_cuts(v.short_cuts).log(
-        pool::silent_log_hook());
+    auto opts = pool::pool_options{}
+                    .workers(2)
+                    .short_cuts(v.short_cuts)
+                    .max_batch(v.batching ? pool::pool_options{}.max_batch()
+                                          : 1)
+                    .log(pool::silent_log_hook());
     auto coop = spawn_checked(pool::spawn_pool(sys, twice, opts));
     auto dedicated_opts = opts;
     dedicated_opts.kind(pool::worker_kind::dedicated)

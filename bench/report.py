@@ -843,6 +843,12 @@ def main():
           "alone, against the ideal replay of its own runs. Medians over "
           "repetitions (3 in the full run).")
         w("")
+        w("- *batching* (`pool_options::max_batch`, 16 by default; "
+          "docs/protocol.md \"Batches\"): while more is due than there are "
+          "workers and jobs are short, several jobs go to a worker in one "
+          "`work_to_do` and come back in one `status_rep`; entries due now "
+          "go to the queue in one `add_work` while another add is on its "
+          "way. *Without batching* is `max_batch(1)`.")
         w("- *short cuts* (`pool_options::short_cuts`, on by default; "
           "docs/protocol.md): the queue is asked on a sleeping worker's "
           "behalf instead of waking it to ask; a submit goes straight to a "
