@@ -99,8 +99,10 @@ public:
   /// shepherd batches only while more entries are due than there are
   /// workers, and sizes a batch so that its jobs are expected to take
   /// about `batch_time`, judged by the processing times it observed; jobs
-  /// as long as `batch_time` or longer go one at a time, so an uneven job
-  /// never holds up others. 1 turns batching off. Default: 16.
+  /// longer than half of `batch_time` go one at a time, so an uneven job
+  /// never holds up others. With an `attempt_timeout`, each attempt of a
+  /// batch reports as it finishes and is timed on its own. 1 turns
+  /// batching off. Default: 16.
   pool_options& max_batch(size_t n) {
     max_batch_ = n;
     return *this;
@@ -111,9 +113,7 @@ public:
   }
 
   /// How long the jobs of one batch are expected to take together, at
-  /// most (see `max_batch`). With an `attempt_timeout`, batches are also
-  /// kept to a quarter of it, as the timeout then bounds the whole batch.
-  /// Default: 100 us.
+  /// most (see `max_batch`). Default: 100 us.
   pool_options& batch_time(caf::timespan x) {
     batch_time_ = x;
     return *this;
