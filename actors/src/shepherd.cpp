@@ -288,7 +288,6 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         }
         // A prefetch found the queue without due entries.
         prefetching_ -= ex->wanted;
-        --prefetches_;
         set_available(ready_.size());
         if (wait != no_deadline)
           arm_timer(wait);
@@ -1208,7 +1207,6 @@ void shepherd_state::prefetch() {
     return;
   auto n = std::min<uint64_t>(limit - have, unasked);
   prefetching_ += n;
-  ++prefetches_;
   queue_exchange ex{queue_exchange::get, {}, {}, {}, {}};
   ex.wanted = static_cast<uint32_t>(n);
   send_exchange(std::move(ex));
@@ -1217,7 +1215,6 @@ void shepherd_state::prefetch() {
 void shepherd_state::on_prefetched(std::vector<work_record> records,
                                    uint32_t asked) {
   prefetching_ -= asked;
-  --prefetches_;
   for (auto& record : records)
     ready_.push_back(std::move(record));
   serve_askers();

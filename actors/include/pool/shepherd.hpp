@@ -590,8 +590,6 @@ private:
   /// Entries asked for by prefetches (`get` exchanges on behalf of no
   /// worker) still pending.
   size_t prefetching_ = 0;
-  /// Prefetch exchanges still pending.
-  size_t prefetches_ = 0;
   /// Entries asked for by all pending `get` exchanges.
   size_t getting_ = 0;
   /// `add` and `add_many` exchanges still pending.
