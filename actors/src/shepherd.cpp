@@ -1487,8 +1487,7 @@ void shepherd_state::note_processing(caf::timespan elapsed, size_t jobs) {
 void shepherd_state::on_outcome(const attempt_id& id, caf::message* result,
                                 caf::error* failure,
                                 caf::timespan processing) {
-  auto op = operations_.find(id.operation);
-  release_holder(op->second);
+  // (Both paths release the holder: `forget` and `attempt_failed`.)
   processing_.record(processing);
   if (result != nullptr)
     complete(id.operation, std::move(*result));
@@ -1609,14 +1608,18 @@ void shepherd_state::forget(uint64_t operation_id) {
 }
 
 void shepherd_state::forget(operation_map::iterator op) {
-  // An entry taken out ahead of time no longer counts as available.
+  // An entry taken out ahead of time no longer counts as available. (A
+  // dispatched operation has none there, but for a duplicate of a respawned
+  // queue, which is dropped when its turn comes.)
   auto obsolete = [id = op->first](const work_record& x) {
     return x.id.operation == id;
   };
-  if (auto i = std::find_if(ready_.begin(), ready_.end(), obsolete);
-      i != ready_.end()) {
-    ready_.erase(i);
-    take_available();
+  if (!op->second.holder) {
+    if (auto i = std::find_if(ready_.begin(), ready_.end(), obsolete);
+        i != ready_.end()) {
+      ready_.erase(i);
+      take_available();
+    }
   }
   release_holder(op->second);
   auto promised = op->second.promised;
