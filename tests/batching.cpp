@@ -315,3 +315,108 @@ TEST_CASE_FIXTURE(deterministic,
   self->send_exit(queue, caf::exit_reason::user_shutdown);
   run();
 }
+
+namespace {
+
+struct tally {
+  int ints = 0;
+  int errors = 0;
+};
+
+/// Counts the integer replies and the error replies waiting for `self`.
+tally drain_replies(caf::scoped_actor& self) {
+  tally t;
+  bool more = true;
+  while (more)
+    self->receive([&](int) { ++t.ints; }, [&](caf::error&) { ++t.errors; },
+                  caf::after(0s) >> [&] { more = false; });
+  return t;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(deterministic,
+                  "cancelling the stuck attempt of a timed batch still times "
+                  "it out, and the rest of the batch runs elsewhere" *
+                      doctest::timeout(30)) {
+  auto log = std::make_shared<calls>();
+  auto made = pool::spawn_pool(
+      sys,
+      [this, log](int x) {
+        ++log->n[x];
+        if (x == 1 && log->n[x] == 1)
+          frozen = "pool.worker"; // stuck in the job after 1 (x == 2)
+        return 2 * x;
+      },
+      pool::pool_options{}.workers(1).attempt_timeout(1s));
+  REQUIRE(made);
+  auto pool = *made;
+  run();
+  self->send(pool, pool::submit_atom_v, 100); // operation 1
+  run();
+  drain_replies(self);
+  frozen = "pool.worker";
+  for (int x = 0; x < 8; ++x)
+    self->send(pool, pool::submit_atom_v, x); // operations 2..9; x 2 is 4
+  run();
+  frozen.clear();
+  run();
+  REQUIRE(log->n[1] == 1);
+  REQUIRE(log->n[2] == 0);
+  auto before = drain_replies(self);
+  // The stuck job's operation is cancelled; its caller is answered at once.
+  self->send(pool, pool::cancel_op_atom_v, uint64_t{4});
+  run();
+  advance(1s);
+  frozen.clear();
+  run();
+  auto after = drain_replies(self);
+  auto st = stats_of(pool);
+  CHECK(st.timed_out == 1);
+  CHECK(st.worker_restarts == 1);
+  CHECK(before.ints + after.ints == 7); // 0, 1, 3, 4, 5, 6, 7
+  CHECK(after.errors == 1);             // the cancelled one
+  CHECK(st.busy == 0);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "delayed adds on their way do not hold back an entry due "
+                  "now" *
+                      doctest::timeout(30)) {
+  auto pool = spawn([](int x) { return 2 * x; }, 1);
+  run();
+  // Runs exactly one message of the actor called `name`.
+  auto step = [&](const std::string& name) {
+    auto& jobs = sched.jobs;
+    auto i = std::find_if(jobs.begin(), jobs.end(), [&](caf::resumable* j) {
+      auto a = dynamic_cast<caf::scheduled_actor*>(j);
+      return a != nullptr && name == a->name();
+    });
+    REQUIRE(i != jobs.end());
+    auto job = *i;
+    jobs.erase(i);
+    jobs.push_front(job);
+    sched.run_once();
+  };
+  frozen = "pool.queue";
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1000);
+  run(); // a delayed add on its way
+  self->send(pool, pool::submit_atom_v, 1); // due now
+  self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1001);
+  run();
+  size_t work = 0;
+  for (int round = 0; round < 5; ++round) {
+    step("pool.queue"); // answers the oldest add
+    // Another delayed submit arrives meanwhile: there is always a delayed
+    // add on its way.
+    self->send(pool, pool::submit_after_atom_v, caf::timespan{1h},
+               2000 + round);
+    work += count(run(), "work_to_do");
+  }
+  CHECK(work == 1); // the submit due now went to the worker
+  int got = 0;
+  self->receive([&](int y) { got = y; }, caf::after(0s) >> [] {});
+  CHECK(got == 2);
+  frozen.clear();
+  run();
+}

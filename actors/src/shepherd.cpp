@@ -139,11 +139,11 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           // Asked for more without reporting the attempts it holds.
           auto held = std::move(slot->held);
           slot->held.clear();
+          return_unstarted(held, 1);
           attempt_failed(held.front(),
                          caf::make_error(pool_errc::job_failed,
                                          std::string{"worker asked for work "
                                                      "without reporting"}));
-          return_unstarted(held, 1);
         }
         set_phase(key_of(sender), *slot, worker_phase::waiting);
         slot->asking = true;
@@ -158,9 +158,8 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes) {
         on_status(outcomes);
       },
-      [this](attempt_timeout_atom, const attempt_id& id) {
-        on_attempt_timeout(id);
-      },
+      [this](attempt_timeout_atom, const attempt_id& id,
+             const caf::actor_addr& worker) { on_attempt_timeout(id, worker); },
       [this](due_timer_atom) {
         fired(timer_at_);
         refresh_counts();
@@ -234,8 +233,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         auto ex = take_exchange(answer_kind::counts);
         if (!ex)
           return;
-        if (ex->kind == queue_exchange::add ||
-            ex->kind == queue_exchange::add_many)
+        if (ex->due_now)
           added();
         if (ex->kind == queue_exchange::stats) {
           auto snapshot = worker_stats();
@@ -796,13 +794,14 @@ void shepherd_state::dispatch(const caf::actor& worker,
     return;
   }
   slot->unaware = false;
+  slot->started = t;
   slot->held.clear();
   for (auto& record : batch)
     slot->held.push_back(record.id);
   set_phase(key_of(worker), *slot, worker_phase::working);
   if (auto timeout = cfg_.options.attempt_timeout())
     self_->delayed_send(self_, *timeout, attempt_timeout_atom_v,
-                        batch.front().id);
+                        batch.front().id, worker.address());
   if (batch.size() == 1) {
     self_->send(worker, work_to_do_atom_v, std::move(batch.front()));
   } else {
@@ -1067,7 +1066,9 @@ void shepherd_state::send_exchange(queue_exchange ex) {
       else
         self_->send(queue_, add_work_atom_v,
                     work_record{ex.id, op->second.payload}, delay, ex.key);
-      ++adds_pending_;
+      ex.due_now = delay == caf::timespan::zero();
+      if (ex.due_now)
+        ++adds_pending_;
       break;
     }
     case queue_exchange::add_many: {
@@ -1093,6 +1094,7 @@ void shepherd_state::send_exchange(queue_exchange ex) {
       } else {
         self_->send(queue_, add_work_atom_v, std::move(records));
       }
+      ex.due_now = true;
       ++adds_pending_;
       break;
     }
@@ -1291,11 +1293,10 @@ void shepherd_state::on_queue_error(caf::error& err) {
   fifo.pop_front();
   switch (ex.kind) {
     case queue_exchange::add_many:
-      // The store refused the entries: nothing of them was accepted.
+      // The store refused one of the entries: each goes again on its own,
+      // so only one the store refuses by itself fails.
       for (auto& id : ex.ids)
-        if (auto op = operations_.find(id.operation);
-            op != operations_.end() && op->second.attempt == id.attempt)
-          fail(id.operation, err);
+        send_exchange({queue_exchange::add, id, now(), {}, {}});
       break;
     case queue_exchange::add:
       if (ex.promise.pending()) {
@@ -1341,7 +1342,7 @@ void shepherd_state::on_queue_error(caf::error& err) {
     case queue_exchange::remove:
       break;
   }
-  if (ex.kind == queue_exchange::add || ex.kind == queue_exchange::add_many)
+  if (ex.due_now)
     added(); // sends the entries kept meanwhile
 }
 
@@ -1392,6 +1393,8 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     return;
   }
   auto t = now();
+  auto elapsed = t - slot->started;
+  slot->started = t;
   slot->held.erase(slot->held.begin());
   if (!slot->held.empty()) {
     // A batch reported attempt by attempt: the next one starts now.
@@ -1399,7 +1402,8 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     if (auto op = operations_.find(next.operation); op != operations_.end())
       op->second.stamp = t;
     if (auto timeout = cfg_.options.attempt_timeout())
-      self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, next);
+      self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, next,
+                          sender.address());
   } else if (slot->retiring) {
     retire(key_of(sender));
     check_resized();
@@ -1412,7 +1416,6 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     ++totals_.stale_replies;
     return;
   }
-  auto elapsed = t - op->second.stamp;
   note_processing(elapsed, 1);
   on_outcome(id, result, failure, elapsed);
 }
@@ -1435,19 +1438,19 @@ void shepherd_state::on_status(std::vector<attempt_outcome>& outcomes) {
   }
   auto held = std::move(slot->held);
   slot->held.clear();
+  // Since the first attempt reported here started, each job took its
+  // share of the time.
+  auto elapsed = now() - slot->started;
   if (slot->retiring) {
     retire(key_of(sender));
     check_resized();
   } else {
     set_phase(key_of(sender), *slot, worker_phase::waiting);
   }
-  auto t = now();
-  // The batch went out at once: each job took its share of the time.
-  caf::timespan elapsed{0};
-  if (auto op = operations_.find(held.front().operation);
-      op != operations_.end())
-    elapsed = t - op->second.stamp;
   note_processing(elapsed, outcomes.size());
+  // Attempts the worker did not start (it stopped early) go back first:
+  // settling an outcome may admit newer submits.
+  return_unstarted(held, outcomes.size());
   auto share = elapsed / static_cast<int64_t>(outcomes.size());
   for (auto& x : outcomes) {
     auto op = operations_.find(x.id.operation);
@@ -1461,8 +1464,6 @@ void shepherd_state::on_status(std::vector<attempt_outcome>& outcomes) {
     else
       on_outcome(x.id, &x.result, nullptr, share);
   }
-  // Attempts the worker did not start (it stopped early) go back.
-  return_unstarted(held, outcomes.size());
 }
 
 void shepherd_state::return_unstarted(const std::vector<attempt_id>& held,
@@ -1495,18 +1496,19 @@ void shepherd_state::on_outcome(const attempt_id& id, caf::message* result,
     attempt_failed(id, std::move(*failure));
 }
 
-void shepherd_state::on_attempt_timeout(const attempt_id& id) {
-  auto op = operations_.find(id.operation);
-  if (op == operations_.end() || op->second.attempt != id.attempt ||
-      !op->second.holder)
-    return; // Finished in time.
-  auto worker = op->second.holder;
-  auto key = key_of(worker);
-  auto slot = find_worker(worker);
-  // (Within a batch, each attempt reports as it finishes, and the timer of
-  // the next one starts then: the first one held is the one running.)
-  if (slot == nullptr || slot->held.empty() || slot->held.front() != id)
-    return;
+void shepherd_state::on_attempt_timeout(const attempt_id& id,
+                                        const caf::actor_addr& addr) {
+  // The worker's first attempt held is the one running (within a batch,
+  // each attempt reports as it finishes and the timer of the next one
+  // starts then). It counts even if its operation was cancelled meanwhile:
+  // a stuck worker holding the rest of a batch must not keep it for good.
+  auto key = caf::actor_cast<key_type>(addr);
+  auto i = workers_.find(key);
+  if (i == workers_.end() || i->second.held.empty() ||
+      i->second.held.front() != id)
+    return; // Finished in time, or the worker is gone.
+  auto worker = i->second.handle;
+  auto slot = &i->second;
   ++totals_.timed_out;
   if (!slot->joined) {
     // A job cannot be interrupted: the worker is abandoned and killed; a
@@ -1530,10 +1532,11 @@ void shepherd_state::worker_lost(key_type key, caf::error reason) {
   auto held = std::move(i->second.held);
   remove_worker(key);
   // The first attempt held was running (or, in a batch reported as a
-  // whole, is taken to have been); the others go back unstarted.
+  // whole, is taken to have been); the others go back unstarted (first:
+  // failing an operation may admit newer submits).
+  return_unstarted(held, 1);
   if (!held.empty())
     attempt_failed(held.front(), std::move(reason));
-  return_unstarted(held, 1);
   if (!joined && !replace_worker())
     return;
   check_resized();

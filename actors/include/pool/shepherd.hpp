@@ -62,6 +62,9 @@ struct worker_slot {
   bool retiring = false;
   /// When the worker last went to sleep (for autoscaling).
   caf::actor_clock::time_point slept_at;
+  /// When the first attempt held started (dispatch, or the report of the
+  /// attempt before it in a batch reported attempt by attempt).
+  caf::actor_clock::time_point started;
 
   bool holds(const attempt_id& id) const {
     return std::find(held.begin(), held.end(), id) != held.end();
@@ -176,6 +179,8 @@ struct queue_exchange {
   uint32_t wanted = 1;
   /// `add_many`: the attempts whose entries are being added, in order.
   std::vector<attempt_id> ids;
+  /// `add`, `add_many`: sent due now; counted in `adds_pending_`.
+  bool due_now = false;
 };
 
 class shepherd_state;
@@ -404,7 +409,8 @@ private:
   void on_outcome(const attempt_id& id, caf::message* result,
                   caf::error* failure, caf::timespan processing);
 
-  void on_attempt_timeout(const attempt_id& id);
+  /// The timer of the attempt `id` held by the worker `addr` fired.
+  void on_attempt_timeout(const attempt_id& id, const caf::actor_addr& addr);
 
   void on_down(caf::down_msg& msg);
 
@@ -592,7 +598,9 @@ private:
   size_t prefetching_ = 0;
   /// Entries asked for by all pending `get` exchanges.
   size_t getting_ = 0;
-  /// `add` and `add_many` exchanges still pending.
+  /// Adds of entries due now (`add`, `add_many`) still pending; entries
+  /// kept by `put_entry` wait for their answers. (Delayed adds do not hold
+  /// them back.)
   size_t adds_pending_ = 0;
   /// Entries due now kept for the next `add_many`, in order.
   std::vector<attempt_id> entries_;

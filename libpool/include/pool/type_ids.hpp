@@ -130,7 +130,8 @@ CAF_ADD_ATOM(pool, pool, status_reply_atom, "status_rep")
 
 /// Timer: the earliest delayed entry is due.
 CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
-/// Timer: `(att_timer, attempt_id)` an attempt's processing time is up.
+/// Timer: `(att_timer, attempt_id, actor_addr worker)` the processing time
+/// of the attempt the worker runs is up.
 CAF_ADD_ATOM(pool, pool, attempt_timeout_atom, "att_timer")
 /// Timer: a drain's deadline passed.
 CAF_ADD_ATOM(pool, pool, drain_timer_atom, "drain_tmr")
