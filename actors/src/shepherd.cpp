@@ -139,11 +139,9 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
           // Asked for more without reporting the attempts it holds.
           auto held = std::move(slot->held);
           slot->held.clear();
-          return_unstarted(held, 1);
-          attempt_failed(held.front(),
-                         caf::make_error(pool_errc::job_failed,
-                                         std::string{"worker asked for work "
-                                                     "without reporting"}));
+          fail_held(held, caf::make_error(pool_errc::job_failed,
+                                          std::string{"worker asked for work "
+                                                      "without reporting"}));
         }
         set_phase(key_of(sender), *slot, worker_phase::waiting);
         slot->asking = true;
@@ -754,6 +752,9 @@ void shepherd_state::dispatch(const caf::actor& worker,
   if (slot != nullptr)
     slot->asking = false;
   auto t = now();
+  // Whether the worker still waits; if it left meanwhile, the entries go
+  // back, due now.
+  auto taker = slot != nullptr && slot->phase == worker_phase::waiting;
   size_t kept = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& record = batch[i];
@@ -762,8 +763,7 @@ void shepherd_state::dispatch(const caf::actor& worker,
         op->second.holder)
       continue; // The operation ended, moved on to another attempt, or is
                 // already dispatched: this entry is obsolete.
-    if (slot == nullptr || slot->phase != worker_phase::waiting) {
-      // The worker left meanwhile: the entry goes back, due now.
+    if (!taker) {
       add_work(record.id, t);
       continue;
     }
@@ -787,7 +787,7 @@ void shepherd_state::dispatch(const caf::actor& worker,
   }
   batch.resize(kept);
   if (batch.empty()) {
-    if (slot != nullptr && slot->phase == worker_phase::waiting) {
+    if (taker) {
       slot->asking = true;
       find_work(worker);
     }
@@ -1086,14 +1086,7 @@ void shepherd_state::send_exchange(queue_exchange ex) {
       ex.ids.erase(live, ex.ids.end());
       if (records.empty())
         return;
-      if (records.size() == 1) {
-        self_->send(queue_, add_work_atom_v, std::move(records.front()),
-                    caf::timespan::zero());
-        ex.kind = queue_exchange::add;
-        ex.id = ex.ids.front();
-      } else {
-        self_->send(queue_, add_work_atom_v, std::move(records));
-      }
+      self_->send(queue_, add_work_atom_v, std::move(records));
       ex.due_now = true;
       ++adds_pending_;
       break;
@@ -1181,18 +1174,17 @@ std::vector<work_record> shepherd_state::take_ready(size_t n) {
 }
 
 void shepherd_state::serve_askers() {
+  // Oldest first while entries are ready; then askers no pending prefetch
+  // will serve ask the queue themselves (find_work does either).
   while (!askers_.empty() && !ready_.empty()) {
     auto worker = std::move(askers_.front());
     askers_.pop_front();
-    auto slot = find_worker(worker);
-    dispatch(worker, take_ready(batch_size(slot != nullptr && slot->joined)));
+    find_work(worker);
   }
-  // Askers no pending prefetch will serve ask the queue themselves.
   while (askers_.size() > prefetching_) {
     auto worker = std::move(askers_.back());
     askers_.pop_back();
-    auto slot = find_worker(worker);
-    request_work(worker, batch_size(slot != nullptr && slot->joined));
+    find_work(worker);
   }
 }
 
@@ -1404,12 +1396,8 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     if (auto timeout = cfg_.options.attempt_timeout())
       self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, next,
                           sender.address());
-  } else if (slot->retiring) {
-    retire(key_of(sender));
-    check_resized();
   } else {
-    // The worker sends give_work right after its status reply.
-    set_phase(key_of(sender), *slot, worker_phase::waiting);
+    done_holding(key_of(sender), *slot);
   }
   auto op = operations_.find(id.operation);
   if (op == operations_.end() || op->second.attempt != id.attempt) {
@@ -1441,12 +1429,7 @@ void shepherd_state::on_status(std::vector<attempt_outcome>& outcomes) {
   // Since the first attempt reported here started, each job took its
   // share of the time.
   auto elapsed = now() - slot->started;
-  if (slot->retiring) {
-    retire(key_of(sender));
-    check_resized();
-  } else {
-    set_phase(key_of(sender), *slot, worker_phase::waiting);
-  }
+  done_holding(key_of(sender), *slot);
   note_processing(elapsed, outcomes.size());
   // Attempts the worker did not start (it stopped early) go back first:
   // settling an outcome may admit newer submits.
@@ -1475,6 +1458,26 @@ void shepherd_state::return_unstarted(const std::vector<attempt_id>& held,
       continue;
     release_holder(op->second);
     add_work(held[i], t);
+  }
+}
+
+void shepherd_state::fail_held(const std::vector<attempt_id>& held,
+                               caf::error reason) {
+  // The first attempt held was running (or, in a batch reported as a
+  // whole, is taken to have been); the others go back unstarted (first:
+  // failing an operation may admit newer submits).
+  return_unstarted(held, 1);
+  if (!held.empty())
+    attempt_failed(held.front(), std::move(reason));
+}
+
+void shepherd_state::done_holding(key_type key, worker_slot& slot) {
+  if (slot.retiring) {
+    retire(key);
+    check_resized();
+  } else {
+    // The worker sends give_work right after its last status reply.
+    set_phase(key, slot, worker_phase::waiting);
   }
 }
 
@@ -1531,12 +1534,7 @@ void shepherd_state::worker_lost(key_type key, caf::error reason) {
   auto joined = i->second.joined;
   auto held = std::move(i->second.held);
   remove_worker(key);
-  // The first attempt held was running (or, in a batch reported as a
-  // whole, is taken to have been); the others go back unstarted (first:
-  // failing an operation may admit newer submits).
-  return_unstarted(held, 1);
-  if (!held.empty())
-    attempt_failed(held.front(), std::move(reason));
+  fail_held(held, std::move(reason));
   if (!joined && !replace_worker())
     return;
   check_resized();

@@ -397,6 +397,14 @@ private:
   /// back to the queue.
   void on_status(std::vector<attempt_outcome>& outcomes);
 
+  /// The attempts a worker held when it was lost: the first fails with
+  /// `reason`, the others go back unstarted.
+  void fail_held(const std::vector<attempt_id>& held, caf::error reason);
+
+  /// A worker reported the last attempt it held: it retires if it is
+  /// surplus, else it waits for work.
+  void done_holding(key_type key, worker_slot& slot);
+
   /// Puts the attempts `held[from...]` of a batch, which were not started,
   /// back into the queue, due now, as the same attempts.
   void return_unstarted(const std::vector<attempt_id>& held, size_t from);

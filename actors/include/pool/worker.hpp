@@ -156,25 +156,36 @@ template <class Traits, class F>
 caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   // One function object for every handler: a stateful job keeps one state.
   auto fn = std::make_shared<F>(std::move(f));
-  auto run = [self, fn](work_record& record) {
+  // Runs one job. A broken resource comes back as `broken` (and as the
+  // outcome): the worker reports it, then stops, and the shepherd replaces
+  // it.
+  auto attempt = [fn](work_record& record, caf::error& broken) {
+    try {
+      return run_job<Traits>(*fn, record.payload);
+    } catch (resource_broken& ex) {
+      broken =
+          caf::make_error(pool_errc::resource_broken, std::string{ex.what()});
+      return caf::expected<caf::message>{broken};
+    }
+  };
+  // Reports one attempt as `(status_rep, id, result | error)`.
+  auto report = [self](const caf::actor& shepherd, const attempt_id& id,
+                       caf::expected<caf::message> outcome) {
+    if (outcome)
+      self->send(shepherd, status_reply_atom_v, id, std::move(*outcome));
+    else
+      self->send(shepherd, status_reply_atom_v, id,
+                 std::move(outcome.error()));
+  };
+  auto run = [self, attempt, report](work_record& record) {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
     self->state.phase = worker_phase::working;
-    caf::expected<caf::message> outcome{caf::message{}};
-    try {
-      outcome = run_job<Traits>(*fn, record.payload);
-    } catch (resource_broken& ex) {
-      // Report the attempt, then stop: the shepherd replaces this worker.
-      auto err =
-          caf::make_error(pool_errc::resource_broken, std::string{ex.what()});
-      self->send(shepherd, status_reply_atom_v, record.id, err);
-      self->quit(std::move(err));
+    caf::error broken;
+    report(shepherd, record.id, attempt(record, broken));
+    if (broken) {
+      self->quit(std::move(broken));
       return;
     }
-    if (outcome)
-      self->send(shepherd, status_reply_atom_v, record.id, std::move(*outcome));
-    else
-      self->send(shepherd, status_reply_atom_v, record.id,
-                 std::move(outcome.error()));
     self->state.phase = worker_phase::waiting;
     self->send(shepherd, give_me_work_atom_v);
   };
@@ -187,7 +198,8 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   // broken one last, go in one `(status_rep, outcomes)` (the attempts after
   // it are left out, so the shepherd hands them out again) and the worker
   // stops.
-  auto run_batch = [self, fn](std::vector<work_record>& batch, bool each) {
+  auto run_batch = [self, attempt, report](std::vector<work_record>& batch,
+                                           bool each) {
     auto& st = self->state;
     if (self->current_sender() != self->ctrl())
       st.batch_from = caf::actor_cast<caf::actor>(self->current_sender());
@@ -198,23 +210,16 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     outcomes.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       auto& record = batch[i];
-      caf::expected<caf::message> outcome{caf::message{}};
-      try {
-        outcome = run_job<Traits>(*fn, record.payload);
-      } catch (resource_broken& ex) {
-        auto err =
-            caf::make_error(pool_errc::resource_broken, std::string{ex.what()});
-        outcomes.push_back({record.id, caf::message{}, err});
+      caf::error broken;
+      auto outcome = attempt(record, broken);
+      if (broken) {
+        outcomes.push_back({record.id, caf::message{}, broken});
         self->send(shepherd, status_reply_atom_v, std::move(outcomes));
-        self->quit(std::move(err));
+        self->quit(std::move(broken));
         return;
       }
-      if (each && outcome)
-        self->send(shepherd, status_reply_atom_v, record.id,
-                   std::move(*outcome));
-      else if (each)
-        self->send(shepherd, status_reply_atom_v, record.id,
-                   std::move(outcome.error()));
+      if (each)
+        report(shepherd, record.id, std::move(outcome));
       else if (outcome)
         outcomes.push_back({record.id, std::move(*outcome), caf::error{}});
       else
