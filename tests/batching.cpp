@@ -50,9 +50,22 @@ std::vector<int> doubled(int from, int to) {
   return result;
 }
 
+/// Adds a way of building a deep queue.
+struct batching : deterministic {
+  /// Submits `from` .. `to - 1` while the pool's workers are stuck (the
+  /// first may go to a sleeping worker; the rest queue behind it). The
+  /// workers stay stuck until the test clears `frozen`.
+  void submit_behind_stuck_workers(const caf::actor& pool, int from, int to) {
+    frozen = "pool.worker";
+    for (int x = from; x < to; ++x)
+      self->send(pool, pool::submit_atom_v, x);
+    run();
+  }
+};
+
 } // namespace
 
-TEST_CASE_FIXTURE(deterministic,
+TEST_CASE_FIXTURE(batching,
                   "a deep queue of short jobs goes out in batches, in order, "
                   "each job once" *
                       doctest::timeout(30)) {
@@ -64,10 +77,7 @@ TEST_CASE_FIXTURE(deterministic,
       },
       1);
   run();
-  frozen = "pool.worker"; // stuck in the first job while 40 more arrive
-  for (int x = 0; x < 41; ++x)
-    self->send(pool, pool::submit_atom_v, x);
-  run();
+  submit_behind_stuck_workers(pool, 0, 41);
   frozen.clear();
   auto events = run();
   auto sizes = batch_sizes(events);
@@ -88,18 +98,15 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.busy + st.waiting + st.sleeping == 1);
 }
 
-TEST_CASE_FIXTURE(deterministic,
-                  "with max_batch(1) every job goes out on its own" *
-                      doctest::timeout(30)) {
-  auto made = pool::spawn_pool(sys, [](int x) { return 2 * x; },
-                               pool::pool_options{}.workers(1).max_batch(1));
+TEST_CASE_FIXTURE(batching, "with max_batch(1) every job goes out on its own" *
+                                doctest::timeout(30)) {
+  auto made = pool::spawn_pool(
+      sys, [](int x) { return 2 * x; },
+      pool::pool_options{}.workers(1).max_batch(1));
   REQUIRE(made);
   auto pool = *made;
   run();
-  frozen = "pool.worker";
-  for (int x = 0; x < 20; ++x)
-    self->send(pool, pool::submit_atom_v, x);
-  run();
+  submit_behind_stuck_workers(pool, 0, 20);
   frozen.clear();
   auto events = run();
   CHECK(batch_sizes(events).empty());
@@ -108,9 +115,8 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(stats_of(pool).batches == 0);
 }
 
-TEST_CASE_FIXTURE(deterministic,
-                  "jobs as long as batch_time go one at a time" *
-                      doctest::timeout(30)) {
+TEST_CASE_FIXTURE(batching, "jobs as long as batch_time go one at a time" *
+                                doctest::timeout(30)) {
   auto pool = spawn([](int x) { return 2 * x; }, 1);
   run();
   // The first job takes 1 ms (the worker is stuck while time passes).
@@ -123,10 +129,7 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(results(self, 1) == doubled(0, 1));
   // Ten more, queued while the worker is stuck again: a job observed to
   // take ten times batch_time keeps them apart.
-  frozen = "pool.worker";
-  for (int x = 1; x < 12; ++x)
-    self->send(pool, pool::submit_atom_v, x);
-  run();
+  submit_behind_stuck_workers(pool, 1, 12);
   sched.advance_time(1ms);
   frozen.clear();
   auto events = run();
@@ -135,9 +138,8 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(stats_of(pool).batches == 0);
 }
 
-TEST_CASE_FIXTURE(deterministic,
-                  "joined workers get one attempt at a time" *
-                      doctest::timeout(30)) {
+TEST_CASE_FIXTURE(batching, "joined workers get one attempt at a time" *
+                                doctest::timeout(30)) {
   auto pool = spawn([](int x) { return 2 * x; }, 1);
   run();
   frozen = "pool.worker";
@@ -160,7 +162,7 @@ TEST_CASE_FIXTURE(deterministic,
   run();
 }
 
-TEST_CASE_FIXTURE(deterministic,
+TEST_CASE_FIXTURE(batching,
                   "entries due now wait while an add is on its way, then go "
                   "to the queue in one add_work, in order" *
                       doctest::timeout(30)) {
@@ -188,7 +190,7 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(results(self, 10) == doubled(0, 10));
 }
 
-TEST_CASE_FIXTURE(deterministic,
+TEST_CASE_FIXTURE(batching,
                   "with a timeout, a batch reports attempt by attempt; a "
                   "stuck attempt times out alone and the ones after it go "
                   "back unstarted" *
@@ -202,8 +204,11 @@ TEST_CASE_FIXTURE(deterministic,
           frozen = "pool.worker"; // the next job of the batch gets stuck
         return 2 * x;
       },
-      pool::pool_options{}.workers(1).attempt_timeout(1s).max_attempts(3).backoff(
-          0s, 0s));
+      pool::pool_options{}
+          .workers(1)
+          .attempt_timeout(1s)
+          .max_attempts(3)
+          .backoff(0s, 0s));
   REQUIRE(made);
   auto pool = *made;
   run();
@@ -211,10 +216,7 @@ TEST_CASE_FIXTURE(deterministic,
   self->send(pool, pool::submit_atom_v, 100);
   run();
   CHECK(results(self, 1) == std::vector<int>{200});
-  frozen = "pool.worker";
-  for (int x = 0; x < 8; ++x)
-    self->send(pool, pool::submit_atom_v, x);
-  run();
+  submit_behind_stuck_workers(pool, 0, 8);
   frozen.clear();
   auto events = run(); // the job for 1 freezes the worker after it
   auto sizes = batch_sizes(events);
@@ -242,7 +244,7 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.busy + st.waiting + st.sleeping == 1);
 }
 
-TEST_CASE_FIXTURE(deterministic,
+TEST_CASE_FIXTURE(batching,
                   "a broken resource ends a batch: the attempts after it go "
                   "back unstarted, without counting" *
                       doctest::timeout(30)) {
@@ -259,10 +261,7 @@ TEST_CASE_FIXTURE(deterministic,
   REQUIRE(made);
   auto pool = *made;
   run();
-  frozen = "pool.worker";
-  for (int x = 0; x < 12; ++x)
-    self->send(pool, pool::submit_atom_v, x);
-  run();
+  submit_behind_stuck_workers(pool, 0, 12);
   frozen.clear();
   auto events = run();
   REQUIRE(!batch_sizes(events).empty());
@@ -278,7 +277,7 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.stale_replies == 0);
 }
 
-TEST_CASE_FIXTURE(deterministic,
+TEST_CASE_FIXTURE(batching,
                   "the queue hands out up to n entries for (get_work, n) and "
                   "adds several with one add_work" *
                       doctest::timeout(30)) {
@@ -309,9 +308,9 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(ids(3) == std::vector<uint64_t>{1, 2, 3});
   CHECK(ids(3) == std::vector<uint64_t>{4, 5});
   CHECK(ids(3).empty()); // no_work
-  CHECK(pool::is(ask(queue, caf::make_message(pool::get_work_atom_v,
-                                              uint32_t{0})),
-                 pool::pool_errc::unexpected_message));
+  CHECK(pool::is(
+      ask(queue, caf::make_message(pool::get_work_atom_v, uint32_t{0})),
+      pool::pool_errc::unexpected_message));
   self->send_exit(queue, caf::exit_reason::user_shutdown);
   run();
 }
@@ -335,7 +334,7 @@ tally drain_replies(caf::scoped_actor& self) {
 
 } // namespace
 
-TEST_CASE_FIXTURE(deterministic,
+TEST_CASE_FIXTURE(batching,
                   "cancelling the stuck attempt of a timed batch still times "
                   "it out, and the rest of the batch runs elsewhere" *
                       doctest::timeout(30)) {
@@ -355,10 +354,7 @@ TEST_CASE_FIXTURE(deterministic,
   self->send(pool, pool::submit_atom_v, 100); // operation 1
   run();
   drain_replies(self);
-  frozen = "pool.worker";
-  for (int x = 0; x < 8; ++x)
-    self->send(pool, pool::submit_atom_v, x); // operations 2..9; x 2 is 4
-  run();
+  submit_behind_stuck_workers(pool, 0, 8); // operations 2..9; x 2 is 4
   frozen.clear();
   run();
   REQUIRE(log->n[1] == 1);
@@ -379,7 +375,7 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.busy == 0);
 }
 
-TEST_CASE_FIXTURE(deterministic,
+TEST_CASE_FIXTURE(batching,
                   "delayed adds on their way do not hold back an entry due "
                   "now" *
                       doctest::timeout(30)) {
@@ -400,7 +396,7 @@ TEST_CASE_FIXTURE(deterministic,
   };
   frozen = "pool.queue";
   self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1000);
-  run(); // a delayed add on its way
+  run();                                    // a delayed add on its way
   self->send(pool, pool::submit_atom_v, 1); // due now
   self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1001);
   run();
