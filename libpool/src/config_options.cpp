@@ -64,11 +64,6 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.dedicated_control(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("short-cuts")))
     opts.short_cuts(*x);
-  if (auto x = caf::get_if<int64_t>(&cfg, key("max-batch"))) {
-    if (*x < 1 || *x > static_cast<int64_t>(max_batch_limit))
-      return bad("max_batch", "must be between 1 and 4096");
-    opts.max_batch(static_cast<size_t>(*x));
-  }
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("batch-time")))
     opts.batch_time(*x);
   if (auto x = caf::get_if<int64_t>(&cfg, key("workers"))) {
@@ -110,6 +105,12 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
                  min == 0 ? "must not be negative" : "must be at least 1");
     return std::optional<size_t>{static_cast<size_t>(*x)};
   };
+  // (validate() bounds it from above.)
+  auto batch = count("max-batch", "max_batch", 1);
+  if (!batch)
+    return std::move(batch.error());
+  if (*batch)
+    opts.max_batch(**batch);
   auto capacity = count("capacity", "capacity", 1);
   if (!capacity)
     return std::move(capacity.error());

@@ -65,10 +65,6 @@ struct worker_slot {
   /// When the first attempt held started (dispatch, or the report of the
   /// attempt before it in a batch reported attempt by attempt).
   caf::actor_clock::time_point started;
-
-  bool holds(const attempt_id& id) const {
-    return std::find(held.begin(), held.end(), id) != held.end();
-  }
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
