@@ -854,8 +854,9 @@ def main():
         w("- *short cuts* (`pool_options::short_cuts`, on by default; "
           "docs/protocol.md): the queue is asked on a sleeping worker's "
           "behalf instead of waking it to ask; a submit goes straight to a "
-          "sleeping worker when nothing else is due; while every worker is "
-          "busy, due entries are taken out ahead.")
+          "sleeping worker when nothing else is due; a worker asking when "
+          "nothing is due is told to sleep without a trip to the queue; "
+          "while every worker is busy, due entries are taken out ahead.")
         w("- *dedicated control* (`pool_options::dedicated_control`, off by "
           "default): the shepherd and the queue on threads of their own.")
         w("- *CAF's default polling*: `work-stealing.moderate-poll-attempts`"

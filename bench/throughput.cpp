@@ -1,6 +1,7 @@
 // Throughput and idle latency of trivial jobs: the pool against CAF's
 // actor_pool, a bare actor and a mutex + condition-variable thread pool.
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -75,6 +76,16 @@ target actor_target(caf::actor_system& sys, std::string name, caf::actor dest) {
 void measure(const settings& cfg, csv_file& out, const std::string& workload,
              std::vector<target>& targets, size_t n, size_t jobs_per_request,
              size_t reps) {
+  // POOL_BENCH_TARGETS=a,b keeps only the named targets (for profiling one).
+  if (auto only = std::getenv("POOL_BENCH_TARGETS")) {
+    std::string list = std::string{","} + only + ",";
+    targets.erase(std::remove_if(targets.begin(), targets.end(),
+                                 [&list](const target& t) {
+                                   return list.find("," + t.name + ",")
+                                          == std::string::npos;
+                                 }),
+                  targets.end());
+  }
   for (auto& t : targets)
     t.run(std::max<size_t>(n / 10, 1));
   std::vector<std::vector<double>> rates(targets.size());

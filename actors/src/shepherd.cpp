@@ -1147,6 +1147,16 @@ bool shepherd_state::hand_out_directly(uint64_t id, operation& op,
   return true;
 }
 
+bool shepherd_state::nothing_due() const {
+  if (!cfg_.options.short_cuts() || available_ > 0 || !entries_.empty())
+    return false;
+  auto adding = [](const queue_exchange& x) {
+    return x.kind == queue_exchange::add || x.kind == queue_exchange::add_many
+           || x.kind == queue_exchange::count;
+  };
+  return !any_exchange(adding);
+}
+
 void shepherd_state::find_work(const caf::actor& worker) {
   auto slot = find_worker(worker);
   auto n = batch_size(slot != nullptr && slot->joined);
@@ -1156,6 +1166,12 @@ void shepherd_state::find_work(const caf::actor& worker) {
   }
   if (askers_.size() < prefetching_) {
     askers_.push_back(worker);
+    return;
+  }
+  if (slot != nullptr && !slot->joined && nothing_due()) {
+    // The queue would answer no_work: no trip to it (the due timer, armed
+    // from the queue's counts, wakes workers for delayed entries).
+    put_to_sleep(worker, no_deadline);
     return;
   }
   request_work(worker, n);

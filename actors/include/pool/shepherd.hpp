@@ -333,6 +333,11 @@ private:
   /// (and does nothing) otherwise.
   bool hand_out_directly(uint64_t id, operation& op, time_point t);
 
+  /// Whether the queue is known to hold nothing due: no entry counted
+  /// available, none kept for a grouped add, and no add or count on its
+  /// way. Always false without the short cuts.
+  bool nothing_due() const;
+
   /// Gives a waiting worker the oldest entry of `ready_`, or waits for a
   /// prefetch on its way, or asks the queue.
   void find_work(const caf::actor& worker);
