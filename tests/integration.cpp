@@ -237,6 +237,53 @@ TEST_CASE("a payload of the wrong type fails that caller only" *
   CHECK(*ok == 42);
 }
 
+namespace {
+
+/// An input CAF cannot serialize, allowed in messages: fine for an
+/// in-process pool.
+struct opaque {
+  std::shared_ptr<int> value;
+};
+
+} // namespace
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(opaque)
+
+TEST_CASE("inputs are moved out of the submit: strings, retried ones, and "
+          "unsafe message types arrive intact" *
+          doctest::timeout(30)) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  // A string input, failing its first attempt: the retry sees it whole.
+  auto tries = std::make_shared<std::atomic<int>>(0);
+  auto strings = pool::spawn_pool(
+      sys,
+      [tries](const std::string& x) -> caf::expected<size_t> {
+        if (tries->fetch_add(1) == 0)
+          return caf::make_error(caf::sec::runtime_error, "first try");
+        return x.size();
+      },
+      pool::pool_options{}.workers(1).max_attempts(2).backoff(1ms, 1ms));
+  REQUIRE(strings);
+  std::string text(1000, 'x');
+  self->request(*strings, 10s, pool::submit_atom_v, text)
+      .receive([](size_t n) { CHECK(n == 1000); },
+               [](caf::error& err) { FAIL(pool::describe(err)); });
+  CHECK(tries->load() == 2);
+  // An input CAF cannot serialize (but allows in messages).
+  auto opaques = pool::spawn_pool(
+      sys, [](opaque x) { return *x.value; }, pool::pool_options{}.workers(1));
+  REQUIRE(opaques);
+  for (int i = 0; i < 3; ++i)
+    self->request(*opaques, 10s, pool::submit_atom_v,
+                  opaque{std::make_shared<int>(i)})
+        .receive([i](int y) { CHECK(y == i); },
+                 [](caf::error& err) { FAIL(pool::describe(err)); });
+  self->send_exit(*strings, caf::exit_reason::user_shutdown);
+  self->send_exit(*opaques, caf::exit_reason::user_shutdown);
+}
+
 TEST_CASE("a negative delay is refused with a clear error" *
           doctest::timeout(30)) {
   config cfg;

@@ -98,14 +98,13 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
                                    caf::message_view& view)
                                 -> caf::result<caf::message> {
     auto& content = view.content();
-    // The payload: the elements after the first `skip`, in a compact
-    // message of its own (or, if they are not the pool's input, as they
-    // came, for the error).
+    // The payload: the elements after the first `skip`, moved into a
+    // compact message of its own (or, if they are not the pool's input,
+    // as they came, for the error).
     auto payload = [&](size_t skip) {
-      auto msg = view.move_content_to_message();
-      if (auto compact = cfg_.repack(msg, skip))
+      if (auto compact = cfg_.repack(content, skip))
         return std::move(*compact);
-      return msg.drop(skip);
+      return view.move_content_to_message().drop(skip);
     };
     if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
       auto tag = content.get_as<caf::atom_value>(0);
@@ -796,6 +795,7 @@ void shepherd_state::dispatch(const caf::actor& worker,
   slot->unaware = false;
   slot->started = t;
   slot->held.clear();
+  slot->held.reserve(batch.size());
   for (auto& record : batch)
     slot->held.push_back(record.id);
   set_phase(key_of(worker), *slot, worker_phase::working);

@@ -36,9 +36,10 @@ struct shepherd_config {
   std::function<caf::actor(caf::actor_system&)> spawn_worker;
   /// Whether a submitted payload is the pool's input.
   std::function<bool(const caf::message&)> accepts;
-  /// The elements after the first `skip` of a submit message as a compact
-  /// message of the pool's input, or none if they are not the input.
-  std::function<std::optional<caf::message>(const caf::message&, size_t)>
+  /// The elements after the first `skip` of a submit's content, moved into
+  /// a compact message of the pool's input, or none if they are not the
+  /// input (or not serializable: the submit is then kept as it came).
+  std::function<std::optional<caf::message>(caf::type_erased_tuple&, size_t)>
     repack;
   /// The input type(s) as text, for error messages.
   std::string input_type;

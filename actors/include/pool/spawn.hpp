@@ -67,7 +67,7 @@ spawn_shepherd(caf::actor_system& sys, pool_options opts,
   cfg.accepts = [](const caf::message& x) {
     return payload_matches(x, Args{});
   };
-  cfg.repack = [](const caf::message& x, size_t skip) {
+  cfg.repack = [](caf::type_erased_tuple& x, size_t skip) {
     return repack_payload(x, skip, Args{});
   };
   cfg.input_type = type_names(Args{});

@@ -54,25 +54,28 @@ bool payload_matches(const caf::message& x, caf::detail::type_list<Ts...>) {
 }
 
 /// A message holding just the elements of `x` after the first `skip`, if
-/// they are `Ts...`: one compact tuple, where `x.drop(skip)` would keep all
-/// of `x` alive behind an index table.
+/// they are `Ts...`, moved out of `x` (a submit's content, straight from the
+/// mailbox): one compact tuple, made with one allocation. None if they are
+/// not `Ts...`, or if CAF may not serialize them (`make_message` takes only
+/// those); the caller then keeps the whole message (see `shepherd`).
 template <class... Ts, size_t... Is>
-std::optional<caf::message> repack_payload(const caf::message& x, size_t skip,
+std::optional<caf::message> repack_payload(caf::type_erased_tuple& x,
+                                           size_t skip,
                                            caf::detail::type_list<Ts...>,
                                            std::index_sequence<Is...>) {
-  if (x.size() != skip + sizeof...(Ts) ||
-      !(x.match_element<Ts>(skip + Is) && ...))
+  if constexpr ((caf::is_serializable_or_whitelisted<Ts>::value && ...)) {
+    if (x.size() != skip + sizeof...(Ts) ||
+        !(x.match_element<Ts>(skip + Is) && ...))
+      return std::nullopt;
+    return caf::make_message(x.move_if_unshared<Ts>(skip + Is)...);
+  } else {
     return std::nullopt;
-  // (`make_message` takes only types CAF may serialize; an in-process pool
-  // may carry others, which keep the index table.)
-  if constexpr ((caf::is_serializable_or_whitelisted<Ts>::value && ...))
-    return caf::make_message(x.get_as<Ts>(skip + Is)...);
-  else
-    return x.drop(skip);
+  }
 }
 
 template <class... Ts>
-std::optional<caf::message> repack_payload(const caf::message& x, size_t skip,
+std::optional<caf::message> repack_payload(caf::type_erased_tuple& x,
+                                           size_t skip,
                                            caf::detail::type_list<Ts...> ts) {
   return repack_payload(x, skip, ts, std::index_sequence_for<Ts...>{});
 }
