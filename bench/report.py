@@ -450,20 +450,13 @@ def main():
                       f"the pool stays between {num(min(sweep_pool))} and "
                       f"{num(max(sweep_pool))} jobs/s: the single shepherd, "
                       "not the worker count, sets the pace. ")
-    trivial_cpu_note = ""
-    trivial_load = [r for r in load if r["workload"] == "trivial"]
-    if trivial_load:
-        share = float(trivial_load[0]["self_cpu_share"])
-        cores = meta.get("cores") or meta.get("hardware_concurrency")
-        trivial_cpu_note = (
-            f"The trivial workload kept {share * 100:.0f}% of the machine "
-            + (f"({share * float(cores):.1f} of {cores} cores) " if cores
-               else "")
-            + "busy: CAF's work stealing wakes no sleeping thread for a "
-            "message sent from inside the scheduler, so the requesting "
-            "actor, the shepherd and the workers mostly take turns on one "
-            "thread, and the pool's extra hops add to the time rather than "
-            "overlapping it. ")
+    trivial_cpu_note = (
+        "CAF's work stealing wakes no sleeping thread for a message sent "
+        "from inside the scheduler, so the requesting actor, the shepherd "
+        "and the workers mostly take turns on one thread (the pool alone, "
+        "`POOL_BENCH_TARGETS=pool bench/pool_bench --only trivial` under "
+        "`perf stat`, keeps about one core busy), and the pool's extra hops "
+        "add to the time rather than overlapping it. ")
     if med.get("pool") and med.get("actor_pool"):
         findings.append(
             f"**Per-job cost.** A trivial operation costs the pool "
@@ -632,11 +625,14 @@ def main():
                          ratio(lat99[name][0] / lat99["bare_actor"][0])])
     w(table(["target", "p50 µs", "p99 µs", "p50 ÷ bare", "p99 ÷ bare"], rows))
     w("")
-    w("The pool's round trip is four messages (`submit`, `work_to_do`, "
-      "`status_rep`, the reply) against the bare request's two, so about 2× "
-      "the bare request is its floor; with the short cuts nothing else is "
-      "on the path (the worker's `give_work` after its report is answered "
-      "by `go_sleep` without the queue; docs/protocol.md, \"Short cuts\").")
+    w("The cooperative pool's round trip (in-memory store) is four messages "
+      "(`submit`, `work_to_do`, `status_rep`, the reply) against the bare "
+      "request's two, so about 2× the bare request is its floor; with the "
+      "short cuts nothing else is on the path (the worker's `give_work` "
+      "after its report is answered by `go_sleep` without the queue; "
+      "docs/protocol.md, \"Short cuts\"). A dedicated worker adds two "
+      "crossings between its own thread and the scheduler's, each like the "
+      "bare request to a detached actor.")
     w("")
 
     w("## Uneven durations: the connection-limit case")

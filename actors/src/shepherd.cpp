@@ -1148,7 +1148,10 @@ bool shepherd_state::hand_out_directly(uint64_t id, operation& op,
 }
 
 bool shepherd_state::nothing_due() const {
-  if (!cfg_.options.short_cuts() || available_ > 0 || !entries_.empty())
+  // (A durable queue recounts when it commits, so its counts may lag
+  // entries it has already handed out: ask it.)
+  if (!cfg_.options.short_cuts() || durable_ || available_ > 0 ||
+      !entries_.empty())
     return false;
   auto adding = [](const queue_exchange& x) {
     return x.kind == queue_exchange::add || x.kind == queue_exchange::add_many

@@ -336,7 +336,7 @@ private:
 
   /// Whether the queue is known to hold nothing due: no entry counted
   /// available, none kept for a grouped add, and no add or count on its
-  /// way. Always false without the short cuts.
+  /// way. Always false without the short cuts and for a durable store.
   bool nothing_due() const;
 
   /// Gives a waiting worker the oldest entry of `ready_`, or waits for a

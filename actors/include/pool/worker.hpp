@@ -56,8 +56,9 @@ bool payload_matches(const caf::message& x, caf::detail::type_list<Ts...>) {
 /// A message holding just the elements of `x` after the first `skip`, if
 /// they are `Ts...`, moved out of `x` (a submit's content, straight from the
 /// mailbox): one compact tuple, made with one allocation. None if they are
-/// not `Ts...`, or if CAF may not serialize them (`make_message` takes only
-/// those); the caller then keeps the whole message (see `shepherd`).
+/// not `Ts...`, or if they are neither serializable nor allowed as unsafe
+/// message types (`make_message` takes no others); the caller then keeps
+/// the whole message (see `shepherd`).
 template <class... Ts, size_t... Is>
 std::optional<caf::message> repack_payload(caf::type_erased_tuple& x,
                                            size_t skip,

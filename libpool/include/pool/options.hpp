@@ -80,9 +80,10 @@ public:
   /// Whether the shepherd takes the short cuts docs/protocol.md describes
   /// for the pool's own workers: ask the queue for a sleeping worker
   /// instead of waking it to ask, hand a submit straight to a sleeping
-  /// worker when nothing else is due (non-durable stores), serve a
-  /// worker's next request on its status reply, and take due entries out
-  /// ahead while every worker is busy. Default: yes. Without them, every
+  /// worker when nothing else is due (non-durable stores), tell a worker
+  /// asking while nothing is due to sleep without asking the queue
+  /// (non-durable stores), and take due entries out ahead while every
+  /// worker is busy. Default: yes. Without them, every
   /// worker goes through the pattern's plain sequence (wake_up, give_work,
   /// get_work, work_to_do), as joined workers always do.
   pool_options& short_cuts(bool x) {
