@@ -1123,19 +1123,13 @@ void shepherd_state::request_work(const caf::actor& worker, size_t n) {
 bool shepherd_state::hand_out_directly(uint64_t id, operation& op,
                                        time_point t) {
   // Only when nothing is due or on its way into the queue (the new entry
-  // would come out first anyway), the store need not see it (a durable
-  // store acknowledges only what it holds), and a local worker sleeps.
-  if (durable_ || available_ > 0 || sleeping_.empty())
+  // would come out first anyway; a durable store acknowledges only what it
+  // holds, so it must see the entry) and a local worker sleeps.
+  if (sleeping_.empty() || !nothing_due())
     return false;
   auto key = sleeping_.back();
   auto& slot = workers_[key];
   if (slot.joined)
-    return false;
-  auto adding = [](const queue_exchange& x) {
-    return x.kind == queue_exchange::add || x.kind == queue_exchange::add_many;
-  };
-  auto& counts = exchanges_of(answer_kind::counts);
-  if (std::any_of(counts.begin(), counts.end(), adding))
     return false;
   op.stamp = t;
   set_phase(key, slot, worker_phase::waiting);

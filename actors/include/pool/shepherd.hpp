@@ -329,9 +329,8 @@ private:
   void serve_askers();
 
   /// Hands the first attempt of a just accepted operation straight to a
-  /// sleeping local worker, without the queue, when nothing else is due or
-  /// on its way into the queue and the store is not durable. Returns false
-  /// (and does nothing) otherwise.
+  /// sleeping local worker, without the queue, when the queue holds nothing
+  /// due (`nothing_due`). Returns false (and does nothing) otherwise.
   bool hand_out_directly(uint64_t id, operation& op, time_point t);
 
   /// Whether the queue is known to hold nothing due: no entry counted
