@@ -1418,7 +1418,7 @@ void shepherd_state::on_status(const attempt_id& id, caf::message* result,
     return;
   }
   note_processing(elapsed, 1);
-  on_outcome(id, result, failure, elapsed);
+  on_outcome(op, id, result, failure, elapsed);
 }
 
 void shepherd_state::on_status(std::vector<attempt_outcome>& outcomes) {
@@ -1456,9 +1456,9 @@ void shepherd_state::on_status(std::vector<attempt_outcome>& outcomes) {
       continue;
     }
     if (x.failed())
-      on_outcome(x.id, nullptr, &x.error, share);
+      on_outcome(op, x.id, nullptr, &x.error, share);
     else
-      on_outcome(x.id, &x.result, nullptr, share);
+      on_outcome(op, x.id, &x.result, nullptr, share);
   }
 }
 
@@ -1501,13 +1501,14 @@ void shepherd_state::note_processing(caf::timespan elapsed, size_t jobs) {
   job_ns_ = job_ns_ < 0 ? per_job : job_ns_ + (per_job - job_ns_) / 8;
 }
 
-void shepherd_state::on_outcome(const attempt_id& id, caf::message* result,
+void shepherd_state::on_outcome(operation_map::iterator op,
+                                const attempt_id& id, caf::message* result,
                                 caf::error* failure,
                                 caf::timespan processing) {
   // (Both paths release the holder: `forget` and `attempt_failed`.)
   processing_.record(processing);
   if (result != nullptr)
-    complete(id.operation, std::move(*result));
+    complete(op, std::move(*result));
   else
     attempt_failed(id, std::move(*failure));
 }
@@ -1651,15 +1652,13 @@ void shepherd_state::forget(operation_map::iterator op) {
     keep_alive_ = nullptr;
 }
 
-void shepherd_state::complete(uint64_t operation_id, caf::message result) {
-  auto op = operations_.find(operation_id);
-  if (op == operations_.end())
-    return;
+void shepherd_state::complete(operation_map::iterator op,
+                              caf::message result) {
   if (durable_)
     record(queue_exchange::finish,
-           caf::make_message(finish_work_atom_v, operation_id, result));
+           caf::make_message(finish_work_atom_v, op->first, result));
   if (wants(event_kind::completed))
-    publish({event_kind::completed, operation_id, 0, 0, result, {}});
+    publish({event_kind::completed, op->first, 0, 0, result, {}});
   settle(op, op_done_atom_v, std::move(result));
   ++totals_.completed;
 }

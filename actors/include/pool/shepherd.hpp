@@ -414,10 +414,6 @@ private:
   /// together (stats and the batch sizing).
   void note_processing(caf::timespan elapsed, size_t jobs);
 
-  /// The outcome of one reported attempt.
-  void on_outcome(const attempt_id& id, caf::message* result,
-                  caf::error* failure, caf::timespan processing);
-
   /// The timer of the attempt `id` held by the worker `addr` fired.
   void on_attempt_timeout(const attempt_id& id, const caf::actor_addr& addr);
 
@@ -487,8 +483,13 @@ private:
   /// Recomputes `subscribed_kinds_` after the subscribers changed.
   void update_subscribed_kinds();
 
+  /// The outcome of the reported attempt `id` of the operation `op`.
+  void on_outcome(operation_map::iterator op, const attempt_id& id,
+                  caf::message* result, caf::error* failure,
+                  caf::timespan processing);
+
   /// Completes an operation with its result and forgets it.
-  void complete(uint64_t operation_id, caf::message result);
+  void complete(operation_map::iterator op, caf::message result);
 
   /// Completes an operation with an error and forgets it.
   void fail(uint64_t operation_id, caf::error err);
