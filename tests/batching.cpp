@@ -61,6 +61,24 @@ struct batching : deterministic {
       self->send(pool, pool::submit_atom_v, x);
     run();
   }
+
+  /// A pool doubling its inputs, logging each call in `log`; the first
+  /// run of 1 freezes the workers, so the job after it in a batch gets
+  /// stuck (until the test clears `frozen`).
+  caf::actor spawn_stuck_after_one(std::shared_ptr<calls> log,
+                                   pool::pool_options opts) {
+    auto made = pool::spawn_pool(
+        sys,
+        [this, log](int x) {
+          ++log->n[x];
+          if (x == 1 && log->n[x] == 1)
+            frozen = "pool.worker";
+          return 2 * x;
+        },
+        std::move(opts));
+    REQUIRE(made);
+    return *made;
+  }
 };
 
 } // namespace
@@ -196,21 +214,11 @@ TEST_CASE_FIXTURE(batching,
                   "back unstarted" *
                       doctest::timeout(30)) {
   auto log = std::make_shared<calls>();
-  auto made = pool::spawn_pool(
-      sys,
-      [this, log](int x) {
-        ++log->n[x];
-        if (x == 1 && log->n[x] == 1)
-          frozen = "pool.worker"; // the next job of the batch gets stuck
-        return 2 * x;
-      },
-      pool::pool_options{}
-          .workers(1)
-          .attempt_timeout(1s)
-          .max_attempts(3)
-          .backoff(0s, 0s));
-  REQUIRE(made);
-  auto pool = *made;
+  auto pool = spawn_stuck_after_one(log, pool::pool_options{}
+                                             .workers(1)
+                                             .attempt_timeout(1s)
+                                             .max_attempts(3)
+                                             .backoff(0s, 0s));
   run();
   // A job that took no time; then a deep queue behind a stuck worker.
   self->send(pool, pool::submit_atom_v, 100);
@@ -339,17 +347,9 @@ TEST_CASE_FIXTURE(batching,
                   "it out, and the rest of the batch runs elsewhere" *
                       doctest::timeout(30)) {
   auto log = std::make_shared<calls>();
-  auto made = pool::spawn_pool(
-      sys,
-      [this, log](int x) {
-        ++log->n[x];
-        if (x == 1 && log->n[x] == 1)
-          frozen = "pool.worker"; // stuck in the job after 1 (x == 2)
-        return 2 * x;
-      },
-      pool::pool_options{}.workers(1).attempt_timeout(1s));
-  REQUIRE(made);
-  auto pool = *made;
+  // Stuck in the job after 1 (x == 2).
+  auto pool = spawn_stuck_after_one(
+      log, pool::pool_options{}.workers(1).attempt_timeout(1s));
   run();
   self->send(pool, pool::submit_atom_v, 100); // operation 1
   run();
