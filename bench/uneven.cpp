@@ -5,6 +5,7 @@
 // over the same arrival times and the durations the jobs actually took.
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -53,8 +54,38 @@ int64_t sleep_job(int64_t ns) {
   return ns_between(t0, clock_type::now());
 }
 
+/// Where and when each job of the current run ran, by its sequence number:
+/// the jobs write it, `drive` installs it for one run.
+struct job_log {
+  std::vector<time_point> start;
+  std::vector<time_point> end;
+  std::vector<uint32_t> thread;
+};
+
+std::atomic<job_log*> current_log{nullptr};
+
+/// A small number naming the calling thread (a worker's).
+uint32_t thread_number() {
+  static std::atomic<uint32_t> next{0};
+  thread_local uint32_t number = next++;
+  return number;
+}
+
+/// `sleep_job` that also logs where and when job `seq` ran.
+int64_t logged_sleep_job(int64_t ns, uint32_t seq) {
+  auto t0 = clock_type::now();
+  std::this_thread::sleep_for(std::chrono::nanoseconds{ns});
+  auto t1 = clock_type::now();
+  if (auto log = current_log.load(); log != nullptr && seq < log->start.size()) {
+    log->start[seq] = t0;
+    log->end[seq] = t1;
+    log->thread[seq] = thread_number();
+  }
+  return ns_between(t0, t1);
+}
+
 caf::behavior sleeper() {
-  return {[](int64_t ns) { return sleep_job(ns); }};
+  return {[](int64_t ns, uint32_t seq) { return logged_sleep_job(ns, seq); }};
 }
 
 /// Planned arrivals (offsets from the start) and requested durations.
@@ -81,6 +112,7 @@ struct run_record {
   std::vector<time_point> arrival;
   std::vector<time_point> reply;
   std::vector<int64_t> service;
+  job_log jobs;
   size_t errors = 0;
 };
 
@@ -101,6 +133,10 @@ run_record drive(caf::actor_system& sys, const caf::actor& target, bool pull,
   st->rec.reply.resize(n);
   st->rec.service.resize(n);
   st->duration = tr.duration_ns;
+  st->rec.jobs.start.resize(n);
+  st->rec.jobs.end.resize(n);
+  st->rec.jobs.thread.resize(n);
+  current_log = &st->rec.jobs;
   auto finished = st->finished.get_future();
   auto collector = sys.spawn([st, target, pull, n](caf::event_based_actor* self)
                                  -> caf::behavior {
@@ -125,10 +161,10 @@ run_record drive(caf::actor_system& sys, const caf::actor& target, bool pull,
           };
           auto d = st->duration[i];
           if (pull)
-            self->request(target, caf::infinite, pool::submit_atom_v, d)
+            self->request(target, caf::infinite, pool::submit_atom_v, d, i)
                 .then(on_reply, on_error);
           else
-            self->request(target, caf::infinite, d).then(on_reply, on_error);
+            self->request(target, caf::infinite, d, i).then(on_reply, on_error);
         },
     };
   });
@@ -140,6 +176,7 @@ run_record drive(caf::actor_system& sys, const caf::actor& target, bool pull,
     caf::anon_send(collector, arrive_atom::value, static_cast<uint32_t>(i));
   }
   finished.get();
+  current_log = nullptr;
   return std::move(st->rec);
 }
 
@@ -155,7 +192,9 @@ std::vector<double> latencies_of(const run_record& rec) {
 
 /// Latencies (ns) of an ideal FCFS central queue with `servers` servers over
 /// the observed arrivals and service times.
-std::vector<double> ideal_replay(const run_record& rec) {
+/// With `handoff` > 0, each job also holds its server that much longer: a
+/// central queue that pays a dispatch cost per job.
+std::vector<double> ideal_replay(const run_record& rec, int64_t handoff = 0) {
   std::vector<int64_t> free_at(servers, std::numeric_limits<int64_t>::min());
   std::vector<double> result;
   result.reserve(rec.arrival.size());
@@ -163,8 +202,35 @@ std::vector<double> ideal_replay(const run_record& rec) {
     auto a = ns_between(rec.arrival.front(), rec.arrival[i]);
     auto k = std::min_element(free_at.begin(), free_at.end());
     auto start = std::max(a, *k);
-    *k = start + rec.service[i];
-    result.push_back(static_cast<double>(*k - a));
+    auto done = start + rec.service[i];
+    *k = done + handoff;
+    result.push_back(static_cast<double>(done + handoff - a));
+  }
+  return result;
+}
+
+/// Hand-off gaps (ns) of one run: on each worker, from the end of one job
+/// to the start of the next, where the next one had already arrived when
+/// the first ended (so the worker had work waiting and only dispatch stood
+/// between the two). Failed jobs are left out.
+std::vector<double> handoff_gaps(const run_record& rec) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < rec.arrival.size(); ++i)
+    if (rec.service[i] > 0)
+      order.push_back(i);
+  auto& log = rec.jobs;
+  std::sort(order.begin(), order.end(), [&log](size_t a, size_t b) {
+    return log.thread[a] != log.thread[b] ? log.thread[a] < log.thread[b]
+                                          : log.start[a] < log.start[b];
+  });
+  std::vector<double> result;
+  for (size_t k = 1; k < order.size(); ++k) {
+    auto prev = order[k - 1];
+    auto next = order[k];
+    if (log.thread[prev] == log.thread[next] &&
+        rec.arrival[next] <= log.end[prev])
+      result.push_back(
+          static_cast<double>(ns_between(log.end[prev], log.start[next])));
   }
   return result;
 }
@@ -197,6 +263,8 @@ struct run_summary {
   double p99 = 0;
   double ideal_mean = 0;
   double ideal_p99 = 0;
+  double gap_mean = 0;
+  double handoff_p99 = 0;
 };
 
 /// The two variants under test, on one actor system.
@@ -206,7 +274,7 @@ struct variants {
 
   explicit variants(caf::actor_system& sys) {
     pull = spawn_checked(pool::spawn_pool(
-        sys, sleep_job,
+        sys, logged_sleep_job,
         pool::pool_options{}.workers(servers).kind(
             pool::worker_kind::dedicated)));
     push = caf::actor_pool::make(
@@ -276,13 +344,23 @@ void run_point(const settings& cfg, caf::actor_system& sys, variants& vs,
       auto max = lat.back(); // quantile() sorted it
       auto ideal_p50 = quantile(ideal, 0.5);
       s.ideal_p99 = quantile(ideal, 0.99);
+      // The hand-off between two jobs on one worker, and the central queue
+      // replayed again with that cost per job.
+      auto gaps = handoff_gaps(rec);
+      s.gap_mean = mean_of(gaps);
+      auto gap_p50 = gaps.empty() ? 0.0 : quantile(gaps, 0.5);
+      auto gap_p99 = gaps.empty() ? 0.0 : quantile(gaps, 0.99);
+      auto handoff = ideal_replay(rec, static_cast<int64_t>(s.gap_mean));
+      s.handoff_p99 = quantile(handoff, 0.99);
       sums[v].push_back(s);
       runs_out.rowf("%s,%s,%.1f,%zu,%s,%zu,%zu,%.2f,%.4f,%.1f,%.1f,%.1f,%.1f,"
-                    "%.1f,%.1f,%.1f,%.1f",
+                    "%.1f,%.1f,%.1f,%.1f,%zu,%.1f,%.1f,%.1f,%.1f",
                     scheduler, name_of(d), load, run, variant, jobs, rec.errors,
                     load, actual_load, service_sum / jobs / 1e3, s.mean / 1e3,
                     p50 / 1e3, s.p99 / 1e3, max / 1e3, s.ideal_mean / 1e3,
-                    ideal_p50 / 1e3, s.ideal_p99 / 1e3);
+                    ideal_p50 / 1e3, s.ideal_p99 / 1e3, gaps.size(),
+                    s.gap_mean / 1e3, gap_p50 / 1e3, gap_p99 / 1e3,
+                    s.handoff_p99 / 1e3);
       if (rec.errors > 0)
         std::printf("  !! %s: %zu errors\n", variant, rec.errors);
     }
@@ -303,6 +381,11 @@ void run_point(const settings& cfg, caf::actor_system& sys, variants& vs,
               med(sums[1], &run_summary::mean),
               med(sums[0], &run_summary::ideal_mean), pull_p99, rr_p99,
               ideal_p99, rr_p99 / pull_p99, pull_p99 / ideal_p99);
+  std::printf("    hand-off between jobs: pull %.1f / rr %.1f us mean; ideal "
+              "with pull's hand-off: p99 %.0f us\n",
+              med(sums[0], &run_summary::gap_mean),
+              med(sums[1], &run_summary::gap_mean),
+              med(sums[0], &run_summary::handoff_p99));
   std::fflush(stdout);
 }
 
@@ -310,7 +393,7 @@ void run_point(const settings& cfg, caf::actor_system& sys, variants& vs,
 
 uneven_result uneven_pull(caf::actor_system& sys, pool::pool_options opts,
                           size_t jobs, size_t runs) {
-  auto pool = spawn_checked(pool::spawn_pool(sys, sleep_job,
+  auto pool = spawn_checked(pool::spawn_pool(sys, logged_sleep_job,
                                             opts.workers(servers)));
   constexpr double load = 0.7;
   auto d = distribution::bimodal;
@@ -350,7 +433,9 @@ void run_uneven(const settings& cfg) {
   csv_file runs_out{cfg, "uneven_runs.csv",
                     "scheduler,distribution,load,run,variant,jobs,errors,"
                     "target_load,actual_load,mean_service_us,mean_us,p50_us,"
-                    "p99_us,max_us,ideal_mean_us,ideal_p50_us,ideal_p99_us"};
+                    "p99_us,max_us,ideal_mean_us,ideal_p50_us,ideal_p99_us,"
+                    "gaps,gap_mean_us,gap_p50_us,gap_p99_us,"
+                    "ideal_handoff_p99_us"};
   csv_file calib_out{cfg, "uneven_calibration.csv",
                      "scheduler,distribution,load,requested_mean_us,"
                      "idle_overshoot_us,mean_service_us"};
