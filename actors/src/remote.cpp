@@ -443,6 +443,9 @@ struct node_state {
   /// The pool stopped on purpose (`leave_when_pool_stops`): end once every
   /// worker terminated.
   bool pool_stopped = false;
+  /// The node failed for good (a refused or a first join): it ends with
+  /// this error once every worker terminated.
+  caf::error failed;
 };
 
 using node_actor = caf::stateful_actor<node_state>;
@@ -484,14 +487,30 @@ void forget_workers(node_actor* self) {
     registry.erase(id);
 }
 
+void report_first(node_actor* self, caf::error err);
+
 /// Ends a `node_leave` once every worker terminated: first a round trip to
 /// the gatekeeper over the same connection, so that the workers' last
 /// messages have left (and registered them), then the registry sweep.
+/// A node that failed for good ends the same way, with its error.
 void finish_leave(node_actor* self) {
   auto& st = self->state;
-  if ((!st.leaving && !st.pool_stopped) || !st.workers.empty() ||
-      !st.stopping.empty())
+  if ((!st.leaving && !st.pool_stopped && !st.failed) ||
+      !st.workers.empty() || !st.stopping.empty())
     return;
+  if (st.failed) {
+    // Swept once no worker is left, as a leave does: a refused join that
+    // swept while its workers still ran left one registered now and then,
+    // and the actor system's destructor waited for it forever.
+    forget_workers(self);
+    report_first(self, st.failed);
+    if (st.leaving) {
+      st.leaving->deliver(caf::unit);
+      st.leaving.reset();
+    }
+    self->quit(std::move(st.failed));
+    return;
+  }
   auto done = [self] {
     forget_workers(self);
     if (self->state.leaving) {
@@ -533,8 +552,8 @@ void join_failed(node_actor* self, caf::error err) {
     node_log(self, log_level::error,
              "cannot join the pool at " + endpoint(self) + ": " +
                  describe_remote(err));
-    report_first(self, err);
-    self->quit(std::move(err));
+    st.failed = std::move(err);
+    finish_leave(self); // Or the workers' down messages do.
     return;
   }
   auto give_up = st.cfg.options.give_up_after();
@@ -543,7 +562,8 @@ void join_failed(node_actor* self, caf::error err) {
     node_log(self, log_level::error,
              "giving up on the pool at " + endpoint(self) + ": " +
                  describe_remote(err));
-    self->quit(std::move(err));
+    st.failed = std::move(err);
+    finish_leave(self); // Or the workers' down messages do.
     return;
   }
   node_log(self, log_level::warning,
@@ -585,7 +605,7 @@ void join(node_actor* self, caf::actor gk) {
 /// Connects to the pool's gatekeeper, then joins.
 void try_join(node_actor* self) {
   auto& st = self->state;
-  if (st.trying || st.gatekeeper || st.leaving)
+  if (st.trying || st.gatekeeper || st.leaving || st.failed)
     return;
   st.trying = true;
   self->request(middleman_of(self->system(), st.cfg.options.tls()),
