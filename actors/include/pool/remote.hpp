@@ -272,7 +272,8 @@ public:
   }
 
   /// After losing the pool, stop trying (the node exits with the last
-  /// error) once it could not rejoin for this long. Default: never stop.
+  /// error, once its workers have terminated) once it could not rejoin for
+  /// this long. Default: never stop.
   node_options& give_up_after(caf::timespan x) {
     give_up_after_ = x;
     return *this;
