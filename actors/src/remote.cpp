@@ -499,9 +499,12 @@ void finish_leave(node_actor* self) {
       !st.workers.empty() || !st.stopping.empty())
     return;
   if (st.failed) {
-    // Swept once no worker is left, as a leave does: a refused join that
-    // swept while its workers still ran left one registered now and then,
-    // and the actor system's destructor waited for it forever.
+    // Reported once no worker is left, as a leave is: the caller may shut
+    // the actor system down at once, and a worker still stopping then
+    // could send its down message to the network layer's broker (which
+    // monitors the workers it sent out) after that broker stopped; the
+    // message kept the worker alive and the system's destructor waited
+    // for it forever.
     forget_workers(self);
     report_first(self, st.failed);
     if (st.leaving) {

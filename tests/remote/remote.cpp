@@ -573,6 +573,36 @@ TEST_CASE("a node with a wrong token is refused and gets no work" *
   CHECK(stats.workers == 1);
 }
 
+TEST_CASE("a refused join returns once the node's workers have stopped, so "
+          "its actor system shuts down at once" *
+          doctest::timeout(60)) {
+  // A worker still stopping while its actor system shuts down could send
+  // its down message to the network layer's broker (which monitors every
+  // worker sent over the network) after that broker stopped; the message
+  // kept the worker alive and the system's destructor waited forever.
+  remote_config cfg;
+  caf::actor_system sys{cfg};
+  served_pool served{sys, pool::pool_options{}};
+  for (int round = 0; round < 40; ++round) {
+    CAPTURE(round);
+    remote_config node_cfg;
+    auto node_sys = std::make_unique<caf::actor_system>(node_cfg);
+    auto before = node_sys->registry().running();
+    auto node = pool::join_remote_pool(
+        *node_sys, "127.0.0.1", served.port, "not-the-token", 8,
+        remote_demo::hash_job,
+        pool::node_options{}
+            .kind(pool::worker_kind::dedicated)
+            .log(pool::silent_log_hook()));
+    REQUIRE(!node);
+    CHECK(node.error().category() == pool::remote_error_category);
+    // No worker runs any more; the node itself may still be on its way out.
+    CHECK(node_sys->registry().running() <= before + 1);
+    node_sys.reset(); // Returns (the case's timeout would catch a hang).
+  }
+  CHECK(served.counters().joins_refused == 40);
+}
+
 TEST_CASE("garbage sent to the gatekeeper is dropped and counted without "
           "disturbing the pool" *
           doctest::timeout(45)) {
