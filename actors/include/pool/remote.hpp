@@ -463,9 +463,9 @@ caf::expected<uint16_t> publish_pool(caf::actor_system& sys,
 /// for the connect plus the same for the join): returns the gatekeeper's
 /// refusal (`pool_remote.refused`), the connection error, or
 /// `pool.invalid_option` for bad arguments or inputs/results that `sys`
-/// cannot serialize. An error comes back only once the workers spawned for
-/// the attempt have stopped, so `sys` may be destroyed right after. Do not
-/// call from an actor.
+/// cannot serialize. A refused or failed join returns only once the
+/// workers spawned for it have stopped, so `sys` may be destroyed right
+/// after. Do not call from an actor.
 template <class F>
 caf::expected<caf::actor>
 join_remote_pool(caf::actor_system& sys, std::string host, uint16_t port,
