@@ -446,6 +446,10 @@ struct node_state {
   /// The node failed for good (a refused or a first join): it ends with
   /// this error once every worker terminated.
   caf::error failed;
+  /// The gatekeeper of a join that failed without a refusal: it may have
+  /// taken the workers anyway, so their last messages are flushed through
+  /// it before the node ends.
+  caf::actor flush_via;
 };
 
 using node_actor = caf::stateful_actor<node_state>;
@@ -504,14 +508,27 @@ void finish_leave(node_actor* self) {
     // could send its down message to the network layer's broker (which
     // monitors the workers it sent out) after that broker stopped; the
     // message kept the worker alive and the system's destructor waited
-    // for it forever.
-    forget_workers(self);
-    report_first(self, st.failed);
-    if (st.leaving) {
-      st.leaving->deliver(caf::unit);
-      st.leaving.reset();
+    // for it forever. Workers a pool may have taken get the leave's round
+    // trip first, so that what they sent has left too.
+    auto done = [self] {
+      auto& st = self->state;
+      forget_workers(self);
+      report_first(self, st.failed);
+      if (st.leaving) {
+        st.leaving->deliver(caf::unit);
+        st.leaving.reset();
+      }
+      self->quit(std::move(st.failed));
+    };
+    if (!st.flush_via) {
+      done();
+      return;
     }
-    self->quit(std::move(st.failed));
+    auto via = std::move(st.flush_via);
+    self->request(via, st.cfg.options.join_timeout(), control_atom_v,
+                  st.cfg.token, gatekeeper_stats_atom_v)
+        .then([done](gatekeeper_stats&) { done(); },
+              [done](caf::error&) { done(); });
     return;
   }
   auto done = [self] {
@@ -542,7 +559,7 @@ void try_join(node_actor* self);
 
 /// A connect or join failed: the first one ends the node; later ones are
 /// retried with backoff until `give_up_after`.
-void join_failed(node_actor* self, caf::error err) {
+void join_failed(node_actor* self, caf::error err, caf::actor gk = {}) {
   auto& st = self->state;
   st.trying = false;
   stop_workers(self);
@@ -555,6 +572,8 @@ void join_failed(node_actor* self, caf::error err) {
     node_log(self, log_level::error,
              "cannot join the pool at " + endpoint(self) + ": " +
                  describe_remote(err));
+    if (!refused)
+      st.flush_via = std::move(gk);
     st.failed = std::move(err);
     finish_leave(self); // Or the workers' down messages do.
     return;
@@ -565,6 +584,8 @@ void join_failed(node_actor* self, caf::error err) {
     node_log(self, log_level::error,
              "giving up on the pool at " + endpoint(self) + ": " +
                  describe_remote(err));
+    if (!refused)
+      st.flush_via = std::move(gk);
     st.failed = std::move(err);
     finish_leave(self); // Or the workers' down messages do.
     return;
@@ -602,7 +623,9 @@ void join(node_actor* self, caf::actor gk) {
                          std::to_string(st.workers.size()) + " workers");
             report_first(self, caf::none);
           },
-          [self](caf::error& err) { join_failed(self, std::move(err)); });
+          [self, gk](caf::error& err) {
+            join_failed(self, std::move(err), gk);
+          });
 }
 
 /// Connects to the pool's gatekeeper, then joins.
@@ -732,13 +755,24 @@ caf::expected<caf::actor> start_node(caf::actor_system& sys, node_config cfg) {
       sys.spawn(node, std::move(cfg), caf::actor_cast<caf::actor>(self));
   self->monitor(handle);
   caf::error outcome = caf::make_error(caf::sec::request_timeout);
+  auto timed_out = false;
   self->receive(
       [&](node_join_atom, caf::error& err) { outcome = std::move(err); },
       [&](caf::down_msg& msg) {
         outcome = msg.reason ? msg.reason
                              : caf::make_error(caf::sec::request_receiver_down);
       },
-      caf::after(wait) >> [] {});
+      caf::after(wait) >> [&] { timed_out = true; });
+  if (timed_out) {
+    // Not answered in time: the node leaves, which stops its workers
+    // before it ends (see finish_leave), so the caller may destroy the
+    // actor system right after; it is killed only if that stalls too.
+    self->send(handle, node_leave_atom_v);
+    self->receive([](caf::down_msg&) {},
+                  caf::after(wait) >> [&] {
+                    caf::anon_send_exit(handle, caf::exit_reason::kill);
+                  });
+  }
   if (outcome) {
     caf::anon_send_exit(handle, caf::exit_reason::kill);
     return outcome;

@@ -598,9 +598,46 @@ TEST_CASE("a refused join returns once the node's workers have stopped, so "
     CHECK(node.error().category() == pool::remote_error_category);
     // No worker runs any more; the node itself may still be on its way out.
     CHECK(node_sys->registry().running() <= before + 1);
-    node_sys.reset(); // Returns (the case's timeout would catch a hang).
+    node_sys.reset(); // Returns (CTest's timeout would catch a hang).
   }
   CHECK(served.counters().joins_refused == 40);
+}
+
+TEST_CASE("a join that fails without a refusal flushes through the "
+          "gatekeeper, then returns with no worker left" *
+          doctest::timeout(60)) {
+  // Not a pool's gatekeeper: it answers every message with an error. The
+  // pool might have taken the workers anyway, so the node sends one more
+  // message through it (the leave's round trip) before it ends.
+  remote_config cfg;
+  caf::actor_system sys{cfg};
+  auto seen = std::make_shared<std::atomic<int>>(0);
+  auto fake = sys.spawn([seen](caf::event_based_actor* self) {
+    self->set_default_handler(
+        [seen](caf::scheduled_actor*,
+               caf::message_view&) -> caf::result<caf::message> {
+          ++*seen;
+          return caf::make_error(caf::sec::unexpected_message);
+        });
+    return caf::behavior{[](int32_t) {}};
+  });
+  auto port = caf::io::publish(fake, 0, "127.0.0.1");
+  REQUIRE(port);
+  remote_config node_cfg;
+  auto node_sys = std::make_unique<caf::actor_system>(node_cfg);
+  auto before = node_sys->registry().running();
+  auto node = pool::join_remote_pool(
+      *node_sys, "127.0.0.1", *port, token, 3, remote_demo::hash_job,
+      pool::node_options{}
+          .kind(pool::worker_kind::dedicated)
+          .join_timeout(5s)
+          .log(pool::silent_log_hook()));
+  REQUIRE(!node);
+  CHECK(node.error() == caf::sec::unexpected_message);
+  CHECK(seen->load() == 2); // node_join, then the flushing round trip
+  CHECK(node_sys->registry().running() <= before + 1);
+  node_sys.reset();
+  caf::anon_send_exit(fake, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("garbage sent to the gatekeeper is dropped and counted without "
