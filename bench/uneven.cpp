@@ -211,8 +211,8 @@ std::vector<double> ideal_replay(const run_record& rec, int64_t handoff = 0) {
 
 /// Hand-off gaps (ns) of one run: on each worker, from the end of one job
 /// to the start of the next, where the next one had already arrived when
-/// the first ended (so the worker had work waiting and only dispatch stood
-/// between the two). Failed jobs are left out.
+/// the first started (so it surely waited in the queue, not on its way to
+/// it, and only dispatch stood between the two). Failed jobs are left out.
 std::vector<double> handoff_gaps(const run_record& rec) {
   std::vector<size_t> order;
   for (size_t i = 0; i < rec.arrival.size(); ++i)
@@ -228,7 +228,7 @@ std::vector<double> handoff_gaps(const run_record& rec) {
     auto prev = order[k - 1];
     auto next = order[k];
     if (log.thread[prev] == log.thread[next] &&
-        rec.arrival[next] <= log.end[prev])
+        rec.arrival[next] <= log.start[prev])
       result.push_back(
           static_cast<double>(ns_between(log.end[prev], log.start[next])));
   }
