@@ -411,7 +411,7 @@ struct node_state {
   static inline const char* name = "pool.node";
 
   ~node_state() {
-    // Stopped without `leave_remote_pool`: best effort (see forget_workers).
+    // Killed (no exit handler sees `kill`): best effort, see finish_leave.
     for (auto& worker : workers)
       caf::anon_send_exit(worker, caf::exit_reason::kill);
     if (sys != nullptr)
@@ -481,10 +481,9 @@ caf::actor spawn_node_worker(node_actor* self) {
   return worker;
 }
 
-/// CAF 0.17.6 keeps every actor it sent over the network in its registry,
-/// and a detached actor left there blocks the actor system's shutdown
-/// forever (CAF issues #1110, #1196; fixed in 0.18). Workers the network
-/// knows about are therefore erased from the registry by hand.
+/// CAF 0.17.6 puts every actor it sends over the network into its registry
+/// (CAF issues #1110, #1196; fixed in 0.18): the node's workers are erased
+/// from it by hand once they terminated, so nothing of the node stays.
 void forget_workers(node_actor* self) {
   auto& registry = self->system().registry();
   for (auto id : self->state.spawned)
@@ -563,7 +562,7 @@ void join_failed(node_actor* self, caf::error err, caf::actor gk = {}) {
   auto& st = self->state;
   st.trying = false;
   stop_workers(self);
-  if (st.leaving) {
+  if (st.leaving || st.failed) {
     finish_leave(self);
     return;
   }
@@ -611,7 +610,9 @@ void join(node_actor* self, caf::actor gk) {
             auto& st = self->state;
             st.trying = false;
             st.gatekeeper = gk;
-            if (st.leaving) {
+            if (st.leaving || st.failed) {
+              if (st.failed && !st.flush_via)
+                st.flush_via = gk;
               stop_workers(self);
               return;
             }
@@ -709,6 +710,21 @@ caf::behavior node(node_actor* self, detail::node_config cfg,
                          "replacement worker not joined: " +
                              describe_remote(err));
               });
+  });
+  // An exit from outside (any but `kill`, which no handler sees) ends the
+  // node as a leave does: its workers stop first, so the actor system may
+  // be destroyed as soon as the node is gone.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& st = self->state;
+    if (!msg.reason || st.failed)
+      return;
+    node_log(self, log_level::info,
+             "stopping on an exit (" + exit_text(msg.reason) + ")");
+    if (st.gatekeeper)
+      st.flush_via = st.gatekeeper;
+    st.failed = std::move(msg.reason);
+    stop_workers(self);
+    finish_leave(self); // Or the workers' down messages do.
   });
   // Only the pool and this node's own workers matter; stray errors do not
   // end the node.

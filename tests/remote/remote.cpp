@@ -603,6 +603,44 @@ TEST_CASE("a refused join returns once the node's workers have stopped, so "
   CHECK(served.counters().joins_refused == 40);
 }
 
+TEST_CASE("an exit sent to a joined node stops its workers before it ends, "
+          "so its actor system shuts down at once" *
+          doctest::timeout(90)) {
+  remote_config cfg;
+  caf::actor_system sys{cfg};
+  served_pool served{sys, pool::pool_options{}};
+  for (int round = 0; round < 10; ++round) {
+    CAPTURE(round);
+    remote_config node_cfg;
+    auto node_sys = std::make_unique<caf::actor_system>(node_cfg);
+    auto before = node_sys->registry().running();
+    auto node = pool::join_remote_pool(
+        *node_sys, "127.0.0.1", served.port, token, 8, remote_demo::hash_job,
+        pool::node_options{}
+            .kind(pool::worker_kind::dedicated)
+            .log(pool::silent_log_hook()));
+    REQUIRE(node);
+    served.await_joined(8);
+    {
+      caf::scoped_actor self{*node_sys, true};
+      self->monitor(*node);
+      caf::anon_send_exit(*node, caf::exit_reason::user_shutdown);
+      auto down = false;
+      self->receive(
+          [&](caf::down_msg& msg) {
+            down = true;
+            CHECK(msg.reason == caf::exit_reason::user_shutdown);
+          },
+          caf::after(20s) >> [] {});
+      REQUIRE(down);
+    }
+    // No worker runs once the node is gone.
+    CHECK(node_sys->registry().running() == before);
+    node_sys.reset(); // Returns (CTest's timeout would catch a hang).
+    served.await_joined(0);
+  }
+}
+
 TEST_CASE("a join that fails without a refusal flushes through the "
           "gatekeeper, then returns with no worker left" *
           doctest::timeout(60)) {

@@ -493,11 +493,13 @@ join_remote_pool(caf::actor_system& sys, std::string host, uint16_t port,
 /// and once they terminated the node stops. Blocks for at most about twice
 /// `timeout`; do not call from an actor.
 ///
-/// Prefer this to sending the node an exit: CAF 0.17.6 keeps actors it sent
-/// over the network in its registry, and a dedicated worker left there
-/// makes the actor system's destructor wait forever (CAF issues #1110 and
-/// #1196, fixed in CAF 0.18). This call clears them out; an exit only does
-/// so on a best-effort basis.
+/// An exit sent to the node (any reason but `kill`) ends it the same way:
+/// it stops its workers and ends once they stopped, then with that reason.
+/// Either way the actor system may be destroyed as soon as the node is
+/// gone. Not after `kill`: a dedicated worker still stopping then can keep
+/// the actor system's destructor waiting forever (on CAF 0.17.6 its down
+/// message may reach the network layer's broker after the broker stopped,
+/// and that message keeps the worker alive).
 caf::error leave_remote_pool(caf::actor_system& sys, const caf::actor& node,
                              caf::timespan timeout = std::chrono::seconds(10));
 
