@@ -573,6 +573,21 @@ TEST_CASE("a node with a wrong token is refused and gets no work" *
   CHECK(stats.workers == 1);
 }
 
+namespace {
+
+/// Joins the pool at `port` from `node_sys` with 8 dedicated workers.
+caf::expected<caf::actor> join_with_8(caf::actor_system& node_sys,
+                                      uint16_t port,
+                                      const std::string& node_token) {
+  return pool::join_remote_pool(node_sys, "127.0.0.1", port, node_token, 8,
+                                remote_demo::hash_job,
+                                pool::node_options{}
+                                    .kind(pool::worker_kind::dedicated)
+                                    .log(pool::silent_log_hook()));
+}
+
+} // namespace
+
 TEST_CASE("a refused join returns once the node's workers have stopped, so "
           "its actor system shuts down at once" *
           doctest::timeout(60)) {
@@ -588,12 +603,7 @@ TEST_CASE("a refused join returns once the node's workers have stopped, so "
     remote_config node_cfg;
     auto node_sys = std::make_unique<caf::actor_system>(node_cfg);
     auto before = node_sys->registry().running();
-    auto node = pool::join_remote_pool(
-        *node_sys, "127.0.0.1", served.port, "not-the-token", 8,
-        remote_demo::hash_job,
-        pool::node_options{}
-            .kind(pool::worker_kind::dedicated)
-            .log(pool::silent_log_hook()));
+    auto node = join_with_8(*node_sys, served.port, "not-the-token");
     REQUIRE(!node);
     CHECK(node.error().category() == pool::remote_error_category);
     // No worker runs any more; the node itself may still be on its way out.
@@ -614,11 +624,7 @@ TEST_CASE("an exit sent to a joined node stops its workers before it ends, "
     remote_config node_cfg;
     auto node_sys = std::make_unique<caf::actor_system>(node_cfg);
     auto before = node_sys->registry().running();
-    auto node = pool::join_remote_pool(
-        *node_sys, "127.0.0.1", served.port, token, 8, remote_demo::hash_job,
-        pool::node_options{}
-            .kind(pool::worker_kind::dedicated)
-            .log(pool::silent_log_hook()));
+    auto node = join_with_8(*node_sys, served.port, token);
     REQUIRE(node);
     served.await_joined(8);
     {
