@@ -495,57 +495,48 @@ void report_first(node_actor* self, caf::error err);
 /// Ends a `node_leave` once every worker terminated: first a round trip to
 /// the gatekeeper over the same connection, so that the workers' last
 /// messages have left (and registered them), then the registry sweep.
-/// A node that failed for good ends the same way, with its error.
+/// A node that failed for good ends the same way, with its error: reported
+/// only now, since the caller may shut the actor system down at once, and
+/// a worker still stopping then could send its down message to the network
+/// layer's broker (which monitors the workers it sent out) after that
+/// broker stopped; the message kept the worker alive and the system's
+/// destructor waited for it forever.
 void finish_leave(node_actor* self) {
   auto& st = self->state;
   if ((!st.leaving && !st.pool_stopped && !st.failed) ||
       !st.workers.empty() || !st.stopping.empty())
     return;
-  if (st.failed) {
-    // Reported once no worker is left, as a leave is: the caller may shut
-    // the actor system down at once, and a worker still stopping then
-    // could send its down message to the network layer's broker (which
-    // monitors the workers it sent out) after that broker stopped; the
-    // message kept the worker alive and the system's destructor waited
-    // for it forever. Workers a pool may have taken get the leave's round
-    // trip first, so that what they sent has left too.
-    auto done = [self] {
-      auto& st = self->state;
-      forget_workers(self);
-      report_first(self, st.failed);
-      if (st.leaving) {
-        st.leaving->deliver(caf::unit);
-        st.leaving.reset();
-      }
-      self->quit(std::move(st.failed));
-    };
-    if (!st.flush_via) {
-      done();
-      return;
-    }
-    auto via = std::move(st.flush_via);
-    self->request(via, st.cfg.options.join_timeout(), control_atom_v,
-                  st.cfg.token, gatekeeper_stats_atom_v)
-        .then([done](gatekeeper_stats&) { done(); },
-              [done](caf::error&) { done(); });
-    return;
-  }
   auto done = [self] {
+    auto& st = self->state;
     forget_workers(self);
-    if (self->state.leaving) {
-      self->state.leaving->deliver(caf::unit);
-      self->state.leaving.reset();
+    if (st.failed)
+      report_first(self, st.failed);
+    if (st.leaving) {
+      st.leaving->deliver(caf::unit);
+      st.leaving.reset();
     }
-    self->quit();
+    self->quit(std::move(st.failed));
   };
-  if (!st.gatekeeper) {
+  // A failed node asks the gatekeeper it may have given workers to.
+  auto via = st.failed ? std::move(st.flush_via) : st.gatekeeper;
+  if (!via) {
     done();
     return;
   }
-  self->request(st.gatekeeper, st.cfg.options.join_timeout(), control_atom_v,
+  self->request(via, st.cfg.options.join_timeout(), control_atom_v,
                 st.cfg.token, gatekeeper_stats_atom_v)
       .then([done](gatekeeper_stats&) { done(); },
             [done](caf::error&) { done(); });
+}
+
+/// Ends the node for good with `err`, once its workers terminated (see
+/// finish_leave); their last messages go through `via` first, if set.
+void fail_node(node_actor* self, caf::error err, caf::actor via) {
+  auto& st = self->state;
+  st.flush_via = std::move(via);
+  st.failed = std::move(err);
+  stop_workers(self);
+  finish_leave(self); // Or the workers' down messages do.
 }
 
 /// Reports the first join's outcome to `join_remote_pool`, once.
@@ -571,10 +562,7 @@ void join_failed(node_actor* self, caf::error err, caf::actor gk = {}) {
     node_log(self, log_level::error,
              "cannot join the pool at " + endpoint(self) + ": " +
                  describe_remote(err));
-    if (!refused)
-      st.flush_via = std::move(gk);
-    st.failed = std::move(err);
-    finish_leave(self); // Or the workers' down messages do.
+    fail_node(self, std::move(err), refused ? caf::actor{} : std::move(gk));
     return;
   }
   auto give_up = st.cfg.options.give_up_after();
@@ -583,10 +571,7 @@ void join_failed(node_actor* self, caf::error err, caf::actor gk = {}) {
     node_log(self, log_level::error,
              "giving up on the pool at " + endpoint(self) + ": " +
                  describe_remote(err));
-    if (!refused)
-      st.flush_via = std::move(gk);
-    st.failed = std::move(err);
-    finish_leave(self); // Or the workers' down messages do.
+    fail_node(self, std::move(err), std::move(gk)); // (not refused)
     return;
   }
   node_log(self, log_level::warning,
@@ -720,11 +705,7 @@ caf::behavior node(node_actor* self, detail::node_config cfg,
       return;
     node_log(self, log_level::info,
              "stopping on an exit (" + exit_text(msg.reason) + ")");
-    if (st.gatekeeper)
-      st.flush_via = st.gatekeeper;
-    st.failed = std::move(msg.reason);
-    stop_workers(self);
-    finish_leave(self); // Or the workers' down messages do.
+    fail_node(self, std::move(msg.reason), st.gatekeeper);
   });
   // Only the pool and this node's own workers matter; stray errors do not
   // end the node.
