@@ -74,14 +74,13 @@ uint32_t thread_number() {
 /// `sleep_job` that also logs where and when job `seq` ran.
 int64_t logged_sleep_job(int64_t ns, uint32_t seq) {
   auto t0 = clock_type::now();
-  std::this_thread::sleep_for(std::chrono::nanoseconds{ns});
-  auto t1 = clock_type::now();
+  auto took = sleep_job(ns);
   if (auto log = current_log.load(); log != nullptr && seq < log->start.size()) {
     log->start[seq] = t0;
-    log->end[seq] = t1;
+    log->end[seq] = t0 + std::chrono::nanoseconds{took};
     log->thread[seq] = thread_number();
   }
-  return ns_between(t0, t1);
+  return took;
 }
 
 caf::behavior sleeper() {
@@ -192,8 +191,9 @@ std::vector<double> latencies_of(const run_record& rec) {
 
 /// Latencies (ns) of an ideal FCFS central queue with `servers` servers over
 /// the observed arrivals and service times.
-/// With `handoff` > 0, each job also holds its server that much longer: a
-/// central queue that pays a dispatch cost per job.
+/// With `handoff` > 0, each job also holds its server that much longer and
+/// is answered that much later: a central queue that pays a dispatch cost
+/// per job.
 std::vector<double> ideal_replay(const run_record& rec, int64_t handoff = 0) {
   std::vector<int64_t> free_at(servers, std::numeric_limits<int64_t>::min());
   std::vector<double> result;
