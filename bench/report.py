@@ -753,7 +753,7 @@ def main():
     if rows:
         w("**Hand-off between jobs.** On each worker, from the end of one job "
           "to the start of the next, counted where the next job had already "
-          "arrived when the first ended (the worker had work waiting), from "
+          "arrived when the first started (it surely waited), from "
           "the start and end times the jobs log themselves. *Ideal + "
           "hand-off* replays the ideal central queue again with each job "
           "holding its server for the run's mean pull hand-off longer and "
