@@ -116,6 +116,14 @@ struct deterministic {
     return *pool;
   }
 
+  /// Spawns a pool of cooperative workers running `fn` with `opts`.
+  template <class F>
+  caf::actor spawn_with(F fn, pool::pool_options opts) {
+    auto pool = pool::spawn_pool(sys, std::move(fn), std::move(opts));
+    REQUIRE(pool);
+    return *pool;
+  }
+
   /// As `spawn`, without the short cuts: the pattern's plain sequence.
   template <class F>
   caf::actor spawn_plain(F fn, size_t workers) {

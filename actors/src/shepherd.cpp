@@ -142,8 +142,29 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
                                           std::string{"worker asked for work "
                                                       "without reporting"}));
         }
-        set_phase(key_of(sender), *slot, worker_phase::waiting);
+        auto key = key_of(sender);
+        std::optional<work_record> back;
+        if (slot->offered && settle_offer(key, *slot, back)) {
+          hand_ahead(); // It runs the entry handed ahead: it is busy again.
+          return;
+        }
+        if (slot->retiring) {
+          // Marked surplus while its offer was unsettled.
+          if (back)
+            add_work(back->id, now());
+          retire(key);
+          check_resized();
+          return;
+        }
+        set_phase(key, *slot, worker_phase::waiting);
         slot->asking = true;
+        if (back) {
+          // Withdrawn before it got there: the same entry, the usual way.
+          std::vector<work_record> batch;
+          batch.push_back(std::move(*back));
+          dispatch(sender, std::move(batch));
+          return;
+        }
         find_work(sender);
       },
       [this](status_reply_atom, const attempt_id& id, caf::message& result) {
@@ -235,7 +256,8 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         if (ex->kind == queue_exchange::stats) {
           auto snapshot = worker_stats();
           snapshot.available =
-              counts.available + ready_.size() + entries_.size();
+              counts.available + ready_.size() + offered_.size() +
+              entries_.size();
           snapshot.delayed = counts.delayed;
           ex->promise.deliver(snapshot);
         } else if (ex->kind == queue_exchange::add && ex->promise.pending()) {
@@ -283,7 +305,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         }
         // A prefetch found the queue without due entries.
         prefetching_ -= ex->wanted;
-        set_available(ready_.size());
+        set_available(ready_.size() + offered_.size());
         if (wait != no_deadline)
           arm_timer(wait);
         serve_askers();
@@ -667,8 +689,8 @@ caf::error shepherd_state::resize(size_t n) {
     // current attempt.
     std::vector<key_type> idle(sleeping_.begin(), sleeping_.end());
     for (auto& kvp : workers_)
-      if (kvp.second.phase == worker_phase::waiting)
-        idle.push_back(kvp.first);
+      if (kvp.second.phase == worker_phase::waiting && !kvp.second.offered)
+        idle.push_back(kvp.first); // (With an offer it may have taken: busy.)
     for (auto key : idle) {
       if (local == n)
         break;
@@ -721,7 +743,7 @@ void shepherd_state::check_resized() {
 }
 
 void shepherd_state::on_counts(const queue_counts& counts) {
-  set_available(counts.available + ready_.size());
+  set_available(counts.available + ready_.size() + offered_.size());
   auto unclaimed =
       available_ > waiting_ ? available_ - waiting_ : size_t{0};
   auto n = std::min(unclaimed, sleeping_.size());
@@ -766,14 +788,8 @@ void shepherd_state::dispatch(const caf::actor& worker,
       add_work(record.id, t);
       continue;
     }
-    auto extras = find_extras(record.id.operation);
-    if (extras != nullptr && extras->caller && callers_[extras->caller].down) {
-      // Nobody is waiting for this one any more: do not start it.
-      fail(record.id.operation,
-           caf::make_error(pool_errc::cancelled, record.id.operation,
-                           std::string{"caller terminated"}));
+    if (orphaned(record.id.operation))
       continue;
-    }
     // Held from here on (a second entry of the same attempt, which a
     // respawned queue may hold, is obsolete even within this batch).
     op->second.holder = worker;
@@ -803,6 +819,8 @@ void shepherd_state::dispatch(const caf::actor& worker,
     self_->delayed_send(self_, *timeout, attempt_timeout_atom_v,
                         batch.front().id, worker.address());
   if (batch.size() == 1) {
+    if (!slot->joined)
+      note_candidate(key_of(worker), *slot);
     self_->send(worker, work_to_do_atom_v, std::move(batch.front()));
   } else {
     ++totals_.batches;
@@ -812,6 +830,7 @@ void shepherd_state::dispatch(const caf::actor& worker,
     auto each = cfg_.options.attempt_timeout().has_value();
     self_->send(worker, work_to_do_atom_v, std::move(batch), each);
   }
+  hand_ahead();
   prefetch();
 }
 
@@ -1155,6 +1174,13 @@ bool shepherd_state::nothing_due() const {
 }
 
 void shepherd_state::find_work(const caf::actor& worker) {
+  if (auto back = withdraw_oldest()) {
+    // Handed ahead to a worker still busy: older than anything ready.
+    std::vector<work_record> batch;
+    batch.push_back(std::move(*back));
+    dispatch(worker, std::move(batch));
+    return;
+  }
   auto slot = find_worker(worker);
   auto n = batch_size(slot != nullptr && slot->joined);
   if (!ready_.empty()) {
@@ -1207,9 +1233,8 @@ void shepherd_state::prefetch() {
   // Enough for the next batch of every busy worker.
   auto limit = std::min(busy_ * batch_size(false), max_ready);
   auto have = ready_.size() + prefetching_;
-  auto unasked = available_ > ready_.size() + getting_
-                     ? available_ - ready_.size() - getting_
-                     : uint64_t{0};
+  auto out = ready_.size() + offered_.size() + getting_;
+  auto unasked = available_ > out ? available_ - out : uint64_t{0};
   if (have >= limit || unasked == 0)
     return;
   auto n = std::min<uint64_t>(limit - have, unasked);
@@ -1225,6 +1250,142 @@ void shepherd_state::on_prefetched(std::vector<work_record> records,
   for (auto& record : records)
     ready_.push_back(std::move(record));
   serve_askers();
+  hand_ahead();
+}
+
+// -- hand-ahead ---------------------------------------------------------------
+
+void shepherd_state::note_candidate(key_type key, worker_slot& slot) {
+  if (!cfg_.options.hand_ahead() || slot.candidate)
+    return;
+  slot.candidate = true;
+  ahead_candidates_.push_back(key);
+}
+
+void shepherd_state::hand_ahead() {
+  if (!cfg_.options.hand_ahead() || ready_.empty() || !askers_.empty() ||
+      !sleeping_.empty() || batch_size(false) > 1)
+    return;
+  while (!ready_.empty() && !ahead_candidates_.empty()) {
+    auto key = ahead_candidates_.front();
+    auto i = workers_.find(key);
+    if (i == workers_.end()) {
+      ahead_candidates_.pop_front();
+      continue;
+    }
+    auto& slot = i->second;
+    if (slot.joined || slot.retiring || slot.offered ||
+        slot.phase != worker_phase::working || slot.held.size() != 1) {
+      slot.candidate = false;
+      ahead_candidates_.pop_front();
+      continue;
+    }
+    // (Still available while handed ahead: taken off when settled.)
+    auto record = std::move(ready_.front());
+    ready_.pop_front();
+    auto op = operations_.find(record.id.operation);
+    if (op == operations_.end() || op->second.attempt != record.id.attempt ||
+        op->second.holder || orphaned(record.id.operation)) {
+      take_available();
+      continue; // Obsolete (see dispatch); the worker stays first in line.
+    }
+    slot.candidate = false;
+    ahead_candidates_.pop_front();
+    // Its queue wait ends when it starts: see settle_offer.
+    op->second.holder = slot.handle;
+    ++in_flight_;
+    slot.offered = worker_slot::ahead{record.id, claim_ticket{}};
+    offered_.push_back(key);
+    ++totals_.handed_ahead;
+    self_->send(slot.handle, work_to_do_atom_v, std::move(record),
+                slot.offered->ticket);
+  }
+  prefetch();
+}
+
+bool shepherd_state::settle_offer(key_type key, worker_slot& slot,
+                                  std::optional<work_record>& back) {
+  auto ahead = std::move(*slot.offered);
+  slot.offered.reset();
+  unlist_offer(key);
+  take_available();
+  if (ahead.ticket.withdraw()) {
+    back = take_back(ahead.id, slot.handle);
+    return false;
+  }
+  // The worker took it right after its last report: it runs since about
+  // now. (If the operation ended meanwhile, the report is dropped as stale
+  // like any other of an ended operation.)
+  ++totals_.taken_ahead;
+  auto t = now();
+  if (auto op = operations_.find(ahead.id.operation);
+      op != operations_.end() && op->second.attempt == ahead.id.attempt) {
+    queue_wait_.record(t - op->second.stamp);
+    op->second.stamp = t;
+  }
+  slot.held.assign(1, ahead.id);
+  slot.started = t;
+  set_phase(key, slot, worker_phase::working);
+  if (auto timeout = cfg_.options.attempt_timeout())
+    self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, ahead.id,
+                        slot.handle.address());
+  note_candidate(key, slot);
+  return true;
+}
+
+std::optional<work_record> shepherd_state::withdraw_oldest() {
+  for (auto i = offered_.begin(); i != offered_.end();) {
+    auto& slot = workers_[*i];
+    if (!slot.offered->ticket.withdraw()) {
+      ++i; // Taken: settled when that worker asks again.
+      continue;
+    }
+    // Its worker is still busy; it may be handed another entry once it
+    // starts its next job.
+    auto id = slot.offered->id;
+    slot.offered.reset();
+    i = offered_.erase(i);
+    take_available();
+    if (auto back = take_back(id, slot.handle))
+      return back;
+  }
+  return std::nullopt;
+}
+
+void shepherd_state::withdraw_ended(uint64_t id, const operation& op) {
+  if (!op.holder)
+    return;
+  auto slot = find_worker(op.holder);
+  if (slot == nullptr || !slot->offered || slot->offered->id.operation != id ||
+      !slot->offered->ticket.withdraw())
+    return; // Not handed ahead, or taken: it runs, its report is stale.
+  slot->offered.reset();
+  unlist_offer(key_of(op.holder));
+  take_available();
+}
+
+std::optional<work_record> shepherd_state::take_back(const attempt_id& id,
+                                                     const caf::actor& holder) {
+  auto op = operations_.find(id.operation);
+  if (op == operations_.end() || op->second.attempt != id.attempt ||
+      op->second.holder != holder)
+    return std::nullopt;
+  release_holder(op->second);
+  return work_record{id, op->second.payload};
+}
+
+void shepherd_state::unlist_offer(key_type key) {
+  offered_.erase(std::find(offered_.begin(), offered_.end(), key));
+}
+
+bool shepherd_state::orphaned(uint64_t id) {
+  auto extras = find_extras(id);
+  if (extras == nullptr || !extras->caller || !callers_[extras->caller].down)
+    return false;
+  // Nobody is waiting for this one any more: do not start it.
+  fail(id, caf::make_error(pool_errc::cancelled, id,
+                           std::string{"caller terminated"}));
+  return true;
 }
 
 void shepherd_state::add_work(attempt_id id, time_point due) {
@@ -1486,6 +1647,14 @@ void shepherd_state::fail_held(const std::vector<attempt_id>& held,
 
 void shepherd_state::done_holding(key_type key, worker_slot& slot) {
   if (slot.retiring) {
+    if (slot.offered) {
+      // It stops after the entry handed ahead if it took it.
+      std::optional<work_record> back;
+      if (settle_offer(key, slot, back))
+        return;
+      if (back)
+        add_work(back->id, now());
+    }
     retire(key);
     check_resized();
   } else {
@@ -1547,6 +1716,18 @@ void shepherd_state::worker_lost(key_type key, caf::error reason) {
   auto i = workers_.find(key);
   auto joined = i->second.joined;
   auto held = std::move(i->second.held);
+  if (auto& offered = i->second.offered) {
+    // Taken, it was running (or comes after those held): it goes with them.
+    // Withdrawn, it never ran.
+    auto ahead = std::move(*offered);
+    offered.reset();
+    unlist_offer(key);
+    take_available();
+    if (!ahead.ticket.withdraw() || !held.empty())
+      held.push_back(ahead.id);
+    else
+      return_unstarted({ahead.id}, 0);
+  }
   remove_worker(key);
   fail_held(held, std::move(reason));
   if (!joined && !replace_worker())
@@ -1636,6 +1817,7 @@ void shepherd_state::forget(operation_map::iterator op) {
       take_available();
     }
   }
+  withdraw_ended(op->first, op->second);
   release_holder(op->second);
   auto promised = op->second.promised;
   if (auto extras = find_extras(op->first)) {

@@ -15,6 +15,8 @@ void declare_options(caf::config_option_set& options,
       .add<bool>("dedicated-control",
                  "run the shepherd and the queue on threads of their own")
       .add<bool>("short-cuts", "skip round trips for the pool's own workers")
+      .add<bool>("hand-ahead",
+                 "hand the next entry to a busy worker ahead of time")
       .add<int64_t>("max-batch", "most jobs per work_to_do, 1 = no batches")
       .add<caf::timespan>("batch-time",
                           "how long the jobs of one batch may take together")
@@ -64,6 +66,8 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.dedicated_control(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("short-cuts")))
     opts.short_cuts(*x);
+  if (auto x = caf::get_if<bool>(&cfg, key("hand-ahead")))
+    opts.hand_ahead(*x);
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("batch-time")))
     opts.batch_time(*x);
   if (auto x = caf::get_if<int64_t>(&cfg, key("workers"))) {

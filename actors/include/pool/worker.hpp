@@ -259,6 +259,10 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         run_batch(batch, each);
         self->become(self->state.waiting);
       },
+      [](work_to_do_atom, work_record&, claim_ticket&) {
+        // An entry handed ahead: the shepherd settles every offer before it
+        // puts a worker to sleep, so this one went to another worker.
+      },
       [](go_to_sleep_atom) {},
   };
   self->state.waiting = caf::behavior{
@@ -267,6 +271,13 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       [run_batch](work_to_do_atom, std::vector<work_record>& batch,
                   bool each) {
         run_batch(batch, each);
+      },
+      [run](work_to_do_atom, work_record& record, claim_ticket& ticket) {
+        // Handed ahead while this worker was busy (docs/protocol.md
+        // "Hand-ahead"): it runs the entry only if the shepherd has not
+        // given it to another worker meanwhile.
+        if (ticket.take())
+          run(record);
       },
       [self](go_to_sleep_atom) {
         self->state.phase = worker_phase::sleeping;

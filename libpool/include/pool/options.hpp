@@ -95,6 +95,22 @@ public:
     return short_cuts_;
   }
 
+  /// Whether the shepherd hands the next due entry ahead to a busy local
+  /// worker, so that the worker starts it as soon as its job ends instead
+  /// of waiting for the shepherd to answer its report (docs/protocol.md
+  /// "Hand-ahead"). The entry stays the shepherd's until the worker takes
+  /// it: a worker that becomes free first gets it instead, so no entry
+  /// waits behind a long job. Only while jobs go one at a time, and only
+  /// with `short_cuts` (entries are taken out ahead). Default: yes.
+  pool_options& hand_ahead(bool x) {
+    hand_ahead_ = x;
+    return *this;
+  }
+
+  bool hand_ahead() const noexcept {
+    return hand_ahead_;
+  }
+
   /// Most jobs handed to one of the pool's own workers in one
   /// `work_to_do` (adaptive batching, docs/protocol.md "Batches"). The
   /// shepherd batches only while more entries are due than there are
@@ -400,6 +416,7 @@ private:
   worker_kind kind_ = worker_kind::cooperative;
   bool dedicated_control_ = false;
   bool short_cuts_ = true;
+  bool hand_ahead_ = true;
   size_t max_batch_ = 16;
   caf::timespan batch_time_ = std::chrono::microseconds(100);
   std::string name_ = "pool";

@@ -93,6 +93,11 @@ struct pool_stats {
   uint64_t batches = 0;
   /// Jobs handed out in those batches.
   uint64_t batched = 0;
+  /// Entries handed ahead to a busy worker (docs/protocol.md "Hand-ahead").
+  uint64_t handed_ahead = 0;
+  /// Of those, entries the worker took and ran next; the others were
+  /// withdrawn and went to a worker that became free sooner.
+  uint64_t taken_ahead = 0;
   /// From an attempt's due time to its dispatch to a worker.
   latency_summary queue_wait;
   /// From dispatch to the worker's status reply.
@@ -107,7 +112,8 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.rejected, x.parked, x.cancelled, x.retried, x.timed_out,
            x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
-           x.waiting_high, x.direct_handouts, x.batches, x.batched, x.queue_wait, x.processing);
+           x.waiting_high, x.direct_handouts, x.batches, x.batched, x.handed_ahead,
+           x.taken_ahead, x.queue_wait, x.processing);
 }
 
 /// One line, `key=value` pairs, for logs and command-line tools.

@@ -1,7 +1,11 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include <caf/allowed_unsafe_message_type.hpp>
 
 #include <caf/error.hpp>
 #include <caf/make_message.hpp>
@@ -88,4 +92,42 @@ typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
 /// Renders as `#<attempt> at +<ms> ms: <reason>`.
 std::string to_string(const attempt_failure& x);
 
+/// Decides who runs an attempt handed ahead to a busy in-process worker
+/// (`(work_to_do, work_record, claim_ticket)`, docs/protocol.md "Hand-ahead"):
+/// the worker when it gets to the entry and takes the ticket, or nobody
+/// if the shepherd withdrew it first (to give the entry to a worker that
+/// became free sooner). Exactly one of `take` and `withdraw` succeeds.
+/// Copies share one state; in-process only (never serialized).
+class claim_ticket {
+public:
+  claim_ticket() : state_(std::make_shared<std::atomic<uint8_t>>(open)) {
+    // nop
+  }
+
+  /// The worker: true if it runs the attempt (and then must report it).
+  bool take() noexcept {
+    return settle(taken);
+  }
+
+  /// The shepherd: true if the worker will not run the attempt.
+  bool withdraw() noexcept {
+    return settle(withdrawn);
+  }
+
+private:
+  static constexpr uint8_t open = 0;
+  static constexpr uint8_t taken = 1;
+  static constexpr uint8_t withdrawn = 2;
+
+  bool settle(uint8_t to) noexcept {
+    auto expected = open;
+    return state_->compare_exchange_strong(expected, to,
+                                           std::memory_order_acq_rel);
+  }
+
+  std::shared_ptr<std::atomic<uint8_t>> state_;
+};
+
 } // namespace pool
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(pool::claim_ticket)
