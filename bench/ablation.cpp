@@ -28,16 +28,19 @@ struct variant {
   /// CAF's own scheduler polling (moderate-poll-attempts 500) instead of
   /// pool::configure's 0
   bool caf_polling;
+  /// pool_options::hand_ahead
+  bool hand_ahead;
 };
 
 const variant variants[] = {
-    {"all (the defaults)", true, true, false, false},
-    {"without batching", true, false, false, false},
-    {"without short cuts", false, true, false, false},
-    {"with dedicated control", true, true, true, false},
-    {"with CAF's default polling", true, true, false, true},
-    {"CAF's polling + dedicated control", true, true, true, true},
-    {"none (before)", false, false, false, true},
+    {"all (the defaults)", true, true, false, false, true},
+    {"without hand-ahead", true, true, false, false, false},
+    {"without batching", true, false, false, false, true},
+    {"without short cuts", false, true, false, false, true},
+    {"with dedicated control", true, true, true, false, true},
+    {"with CAF's default polling", true, true, false, true, true},
+    {"CAF's polling + dedicated control", true, true, true, true, true},
+    {"none (before)", false, false, false, true, false},
 };
 
 } // namespace
@@ -62,6 +65,7 @@ void run_ablation(const settings& cfg) {
     auto opts = pool::pool_options{}
                     .workers(2)
                     .short_cuts(v.short_cuts)
+                    .hand_ahead(v.hand_ahead)
                     .max_batch(v.batching ? pool::pool_options{}.max_batch()
                                           : 1)
                     .log(pool::silent_log_hook());

@@ -515,27 +515,30 @@ def main():
     share = statistics.median(shares) if shares else None
     if gap_pull and gap_rr and handoff_p99 and pull_p99 and ideal_p99:
         findings.append(
-            "**Pull's distance from the ideal, measured: the hand-off "
-            "between two jobs.** When a dedicated worker finishes a job while another "
-            "waits, the next job starts only after its report has crossed "
-            "to the shepherd (a scheduler thread is woken) and the "
-            "shepherd's `work_to_do` has crossed back (the worker's thread "
-            f"is woken): {gap_pull[0]:.0f} µs on average at bimodal @ 0.7, "
-            f"against {gap_rr[0]:.0f} µs for a round-robin worker, whose "
-            "next job already sits in its mailbox. Replaying the ideal "
-            "central queue once more, each job holding its worker for that "
-            "much longer and answered that much later (the two crossings a "
-            "pulled job pays), gives a p99 of "
+            "**Pull's distance from the ideal: the hand-off between two "
+            "jobs.** In plain pulling, when a dedicated worker finishes a job "
+            "while another waits, the next job starts only after the "
+            "worker's report has crossed to the shepherd (a scheduler thread "
+            "is woken) and the shepherd's `work_to_do` has crossed back (the "
+            "worker's thread is woken). With *hand-ahead* (on by default; "
+            "docs/protocol.md) the next entry already waits in a busy "
+            "worker's mailbox with a claim ticket, as a round-robin job "
+            "would, but a worker that becomes free first takes it instead, "
+            "so nothing waits behind a long job: the hand-off is "
+            f"{gap_pull[0]:.0f} µs on average at bimodal @ 0.7, against "
+            f"{gap_rr[0]:.0f} µs for a round-robin worker (the ablation "
+            "below has pull without hand-ahead). Replaying the ideal central "
+            "queue once more, each job holding its worker for pull's mean "
+            "hand-off longer and answered that much later, gives a p99 of "
             f"{handoff_p99[0] / 1e3:.2f} ms, against "
             f"{ideal_p99[0] / 1e3:.2f} ms without it and "
             f"{pull_p99[0] / 1e3:.2f} ms measured for pull (medians over the "
             "runs)"
             + ("" if share is None else
-               ": per run, the two thread wake-ups per job account for "
+               ": per run, the hand-off accounts for "
                + ("all" if share >= 1 else f"{share * 100:.0f}%")
                + " of pull's distance from the ideal p99 (median over the "
-               "runs; the rest is the machine's own noise, which a pulled "
-               "job, crossing threads twice, feels more: see the ranges)")
+               "runs; the rest is the machine's own noise: see the ranges)")
             + ". A worker that busy-waits for its next `work_to_do` instead "
             f"of sleeping was tried and dropped: on this {cores}-core "
             "machine it takes the core the shepherd needs.")
@@ -932,6 +935,11 @@ def main():
           "alone, against the ideal replay of its own runs. Medians over "
           "repetitions (3 in the full run).")
         w("")
+        w("- *hand-ahead* (`pool_options::hand_ahead`, on by default; "
+          "docs/protocol.md \"Hand-ahead\"): while jobs go one at a time "
+          "and every worker is busy, the next due entry is handed to a busy "
+          "worker with a claim ticket; the worker starts it as its job ends, "
+          "unless a worker that became free first took it.")
         w("- *batching* (`pool_options::max_batch`, 16 by default; "
           "docs/protocol.md \"Batches\"): while more is due than there are "
           "workers and jobs are short, several jobs go to a worker in one "

@@ -212,7 +212,7 @@ TEST_CASE_FIXTURE(batching,
 }
 
 TEST_CASE_FIXTURE(batching,
-                  "with a timeout, a batch reports attempt by attempt; a "
+                  "with a timeout, a batch reports attempt by attempt: a "
                   "stuck attempt times out alone and the ones after it go "
                   "back unstarted" *
                       doctest::timeout(30)) {

@@ -123,6 +123,18 @@ TEST_CASE("batching comes from the configuration" * doctest::timeout(10)) {
   CHECK(defaults->max_batch() == pool::pool_options{}.max_batch());
 }
 
+TEST_CASE("hand-ahead and the short cuts come from the configuration" *
+          doctest::timeout(10)) {
+  auto defaults = parse({});
+  REQUIRE(defaults);
+  CHECK(defaults->hand_ahead());
+  CHECK(defaults->short_cuts());
+  auto opts = parse({}, "[pool]\nhand-ahead=false\nshort-cuts=false\n");
+  REQUIRE(opts);
+  CHECK(!opts->hand_ahead());
+  CHECK(!opts->short_cuts());
+}
+
 TEST_CASE("pool::configure skips the scheduler's moderate polling unless the "
           "application chose it" *
           doctest::timeout(10)) {

@@ -53,7 +53,7 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "a submit finding work already due goes through the "
-                  "queue; for a sleeping worker the shepherd asks the queue "
+                  "queue, and for a sleeping worker the shepherd asks the queue "
                   "instead of waking it" *
                       doctest::timeout(30)) {
   auto pool = spawn(twice, 2);
@@ -197,7 +197,7 @@ TEST_CASE_FIXTURE(deterministic,
 
 TEST_CASE_FIXTURE(deterministic,
                   "hand-ahead: cancelling an operation handed ahead "
-                  "withdraws it; the busy worker never runs it" *
+                  "withdraws it, and the busy worker never runs it" *
                       doctest::timeout(30)) {
   auto ran = std::make_shared<std::vector<int>>();
   auto pool = spawn_with(
@@ -227,6 +227,45 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.cancelled == 1);
   CHECK(st.taken_ahead == 0);
   CHECK(st.stale_replies == 0);
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "hand-ahead: a worker lost on a timeout gives back the "
+                  "entry handed ahead, unstarted, and its replacement runs it" *
+                      doctest::timeout(30)) {
+  auto ran = std::make_shared<std::vector<int>>();
+  auto pool = spawn_with(
+      [ran](int x) {
+        ran->push_back(x);
+        return 2 * x;
+      },
+      pool::pool_options{}.workers(1).max_batch(1).attempt_timeout(1s));
+  run();
+  frozen = "pool.worker"; // stuck in entry 0, entry 1 handed ahead
+  self->send(pool, pool::submit_atom_v, 0);
+  self->send(pool, pool::submit_atom_v, 1);
+  run();
+  REQUIRE(stats_of(pool).handed_ahead == 1);
+  advance(1s); // entry 0 times out: the worker is killed and replaced
+  frozen.clear();
+  run();
+  bool timed_out = false;
+  std::vector<int> results;
+  for (int i = 0; i < 2; ++i)
+    self->receive([&](int y) { results.push_back(y); },
+                  [&](caf::error&) { timed_out = true; },
+                  caf::after(0s) >> [] {});
+  CHECK(timed_out);
+  CHECK(results == std::vector<int>{2});
+  CHECK(*ran == std::vector<int>{1}); // the killed worker ran neither
+  auto st = stats_of(pool);
+  CHECK(st.timed_out == 1);
+  CHECK(st.worker_restarts == 1);
+  CHECK(st.completed == 1);
+  CHECK(st.retried == 0); // an entry never started is no attempt
+  CHECK(st.taken_ahead == 0);
+  CHECK(st.available == 0);
+  CHECK(st.busy == 0);
 }
 
 TEST_CASE_FIXTURE(deterministic,
