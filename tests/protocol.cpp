@@ -196,6 +196,48 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
+                  "hand-ahead: one entry is handed to every busy worker "
+                  "under one ticket, and only the first to finish runs it" *
+                      doctest::timeout(30)) {
+  auto ran = std::make_shared<std::vector<int>>();
+  auto pool = spawn_with(
+      [ran](int x) {
+        ran->push_back(x);
+        return 2 * x;
+      },
+      pool::pool_options{}.workers(2).max_batch(1));
+  run();
+  frozen = "pool.worker"; // both workers stuck in their first job
+  for (int i = 0; i < 3; ++i)
+    self->send(pool, pool::submit_atom_v, i);
+  run();
+  auto st = stats_of(pool);
+  REQUIRE(st.handed_ahead == 1); // entry 2, sent to both
+  CHECK(st.busy == 2);
+  CHECK(st.available == 1);
+  // Both jobs end before the shepherd hears of either: both workers find
+  // entry 2 in their mailbox; one takes it, the other finds it taken.
+  frozen = "pool.shepherd";
+  run();
+  frozen.clear();
+  run();
+  std::sort(ran->begin(), ran->end());
+  CHECK(*ran == std::vector<int>{0, 1, 2});
+  std::vector<int> results;
+  for (int i = 0; i < 3; ++i)
+    self->receive([&](int y) { results.push_back(y); },
+                  caf::after(0s) >> [] {});
+  std::sort(results.begin(), results.end());
+  CHECK(results == std::vector<int>{0, 2, 4});
+  st = stats_of(pool);
+  CHECK(st.completed == 3);
+  CHECK(st.taken_ahead == 1);
+  CHECK(st.stale_replies == 0);
+  CHECK(st.available == 0);
+  CHECK(st.busy == 0);
+}
+
+TEST_CASE_FIXTURE(deterministic,
                   "hand-ahead: cancelling an operation handed ahead "
                   "withdraws it, and the busy worker never runs it" *
                       doctest::timeout(30)) {

@@ -143,28 +143,23 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
                                                       "without reporting"}));
         }
         auto key = key_of(sender);
-        std::optional<work_record> back;
-        if (slot->offered && settle_offer(key, *slot, back)) {
+        // Whether it took the entry handed ahead is decided now: withdrawn
+        // unless taken, so it cannot take it after this check.
+        if (may_take_ahead(key))
+          ahead_->ticket.withdraw();
+        if (took_ahead(key, *slot)) {
           hand_ahead(); // It runs the entry handed ahead: it is busy again.
           return;
         }
         if (slot->retiring) {
-          // Marked surplus while its offer was unsettled.
-          if (back)
-            add_work(back->id, now());
+          // Surplus, kept only while it might take the entry handed ahead.
+          drop_ahead_taker(key); // (It did not take it: an open one goes back.)
           retire(key);
           check_resized();
           return;
         }
         set_phase(key, *slot, worker_phase::waiting);
         slot->asking = true;
-        if (back) {
-          // Withdrawn before it got there: the same entry, the usual way.
-          std::vector<work_record> batch;
-          batch.push_back(std::move(*back));
-          dispatch(sender, std::move(batch));
-          return;
-        }
         find_work(sender);
       },
       [this](status_reply_atom, const attempt_id& id, caf::message& result) {
@@ -256,7 +251,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         if (ex->kind == queue_exchange::stats) {
           auto snapshot = worker_stats();
           snapshot.available =
-              counts.available + ready_.size() + offered_.size() +
+              counts.available + ready_.size() + (ahead_ ? 1 : 0) +
               entries_.size();
           snapshot.delayed = counts.delayed;
           ex->promise.deliver(snapshot);
@@ -305,7 +300,7 @@ caf::behavior shepherd_state::init(shepherd_actor* self, shepherd_config cfg) {
         }
         // A prefetch found the queue without due entries.
         prefetching_ -= ex->wanted;
-        set_available(ready_.size() + offered_.size());
+        set_available(ready_.size() + (ahead_ ? 1 : 0));
         if (wait != no_deadline)
           arm_timer(wait);
         serve_askers();
@@ -689,8 +684,9 @@ caf::error shepherd_state::resize(size_t n) {
     // current attempt.
     std::vector<key_type> idle(sleeping_.begin(), sleeping_.end());
     for (auto& kvp : workers_)
-      if (kvp.second.phase == worker_phase::waiting && !kvp.second.offered)
-        idle.push_back(kvp.first); // (With an offer it may have taken: busy.)
+      if (kvp.second.phase == worker_phase::waiting &&
+          !may_take_ahead(kvp.first))
+        idle.push_back(kvp.first); // (Else it may be running that entry.)
     for (auto key : idle) {
       if (local == n)
         break;
@@ -743,7 +739,7 @@ void shepherd_state::check_resized() {
 }
 
 void shepherd_state::on_counts(const queue_counts& counts) {
-  set_available(counts.available + ready_.size() + offered_.size());
+  set_available(counts.available + ready_.size() + (ahead_ ? 1 : 0));
   auto unclaimed =
       available_ > waiting_ ? available_ - waiting_ : size_t{0};
   auto n = std::min(unclaimed, sleeping_.size());
@@ -819,8 +815,6 @@ void shepherd_state::dispatch(const caf::actor& worker,
     self_->delayed_send(self_, *timeout, attempt_timeout_atom_v,
                         batch.front().id, worker.address());
   if (batch.size() == 1) {
-    if (!slot->joined)
-      note_candidate(key_of(worker), *slot);
     self_->send(worker, work_to_do_atom_v, std::move(batch.front()));
   } else {
     ++totals_.batches;
@@ -1174,8 +1168,8 @@ bool shepherd_state::nothing_due() const {
 }
 
 void shepherd_state::find_work(const caf::actor& worker) {
-  if (auto back = withdraw_oldest()) {
-    // Handed ahead to a worker still busy: older than anything ready.
+  if (auto back = withdraw_ahead()) {
+    // Handed ahead to workers still busy: older than anything ready.
     std::vector<work_record> batch;
     batch.push_back(std::move(*back));
     dispatch(worker, std::move(batch));
@@ -1233,7 +1227,7 @@ void shepherd_state::prefetch() {
   // Enough for the next batch of every busy worker.
   auto limit = std::min(busy_ * batch_size(false), max_ready);
   auto have = ready_.size() + prefetching_;
-  auto out = ready_.size() + offered_.size() + getting_;
+  auto out = ready_.size() + (ahead_ ? 1 : 0) + getting_;
   auto unasked = available_ > out ? available_ - out : uint64_t{0};
   if (have >= limit || unasked == 0)
     return;
@@ -1255,128 +1249,122 @@ void shepherd_state::on_prefetched(std::vector<work_record> records,
 
 // -- hand-ahead ---------------------------------------------------------------
 
-void shepherd_state::note_candidate(key_type key, worker_slot& slot) {
-  if (!cfg_.options.hand_ahead() || slot.candidate)
-    return;
-  slot.candidate = true;
-  ahead_candidates_.push_back(key);
-}
-
 void shepherd_state::hand_ahead() {
-  if (!cfg_.options.hand_ahead() || ready_.empty() || !askers_.empty() ||
-      !sleeping_.empty() || batch_size(false) > 1)
+  if (!cfg_.options.hand_ahead() || ahead_ || ready_.empty() ||
+      !askers_.empty() || !sleeping_.empty() || batch_size(false) > 1)
     return;
-  while (!ready_.empty() && !ahead_candidates_.empty()) {
-    auto key = ahead_candidates_.front();
-    auto i = workers_.find(key);
-    if (i == workers_.end()) {
-      ahead_candidates_.pop_front();
-      continue;
+  std::vector<key_type> to;
+  for (auto& kvp : workers_) {
+    auto& slot = kvp.second;
+    if (!slot.joined && !slot.retiring &&
+        slot.phase == worker_phase::working && slot.held.size() == 1) {
+      to.push_back(kvp.first);
+      if (to.size() == max_ahead_takers)
+        break;
     }
-    auto& slot = i->second;
-    if (slot.joined || slot.retiring || slot.offered ||
-        slot.phase != worker_phase::working || slot.held.size() != 1) {
-      slot.candidate = false;
-      ahead_candidates_.pop_front();
-      continue;
-    }
+  }
+  if (to.empty())
+    return;
+  while (!ready_.empty()) {
     // (Still available while handed ahead: taken off when settled.)
     auto record = std::move(ready_.front());
     ready_.pop_front();
     auto op = operations_.find(record.id.operation);
     if (op == operations_.end() || op->second.attempt != record.id.attempt ||
         op->second.holder || orphaned(record.id.operation)) {
-      take_available();
-      continue; // Obsolete (see dispatch); the worker stays first in line.
+      take_available(); // Obsolete (see dispatch).
+      if (ahead_)
+        return; // (Failing an orphan may have handed one ahead meanwhile.)
+      continue;
     }
-    slot.candidate = false;
-    ahead_candidates_.pop_front();
-    // Its queue wait ends when it starts: see settle_offer.
-    op->second.holder = slot.handle;
+    // Held from here on, by whoever takes it (see took_ahead); its queue
+    // wait ends when it starts.
+    op->second.holder = workers_[to.front()].handle;
     ++in_flight_;
-    slot.offered = worker_slot::ahead{record.id, claim_ticket{}};
-    offered_.push_back(key);
+    ahead_ = ahead_offer{record.id, claim_ticket{}, std::move(to)};
     ++totals_.handed_ahead;
-    self_->send(slot.handle, work_to_do_atom_v, std::move(record),
-                slot.offered->ticket);
+    for (auto key : ahead_->to)
+      self_->send(workers_[key].handle, work_to_do_atom_v, record,
+                  ahead_->ticket);
+    break;
   }
   prefetch();
 }
 
-bool shepherd_state::settle_offer(key_type key, worker_slot& slot,
-                                  std::optional<work_record>& back) {
-  auto ahead = std::move(*slot.offered);
-  slot.offered.reset();
-  unlist_offer(key);
-  take_available();
-  if (ahead.ticket.withdraw()) {
-    back = take_back(ahead.id, slot.handle);
+bool shepherd_state::may_take_ahead(key_type key) const {
+  if (!ahead_ ||
+      std::find(ahead_->to.begin(), ahead_->to.end(), key) == ahead_->to.end())
     return false;
-  }
-  // The worker took it right after its last report: it runs since about
+  return ahead_->ticket.is_open() || ahead_->ticket.taken_by(key->id());
+}
+
+bool shepherd_state::took_ahead(key_type key, worker_slot& slot) {
+  // (Only a worker it was sent to: a joined worker's proxy may carry the same
+  // actor id as a local one, ids being per node.)
+  if (!may_take_ahead(key) || !ahead_->ticket.taken_by(key->id()))
+    return false;
+  // It took the entry right after its last report: it runs since about
   // now. (If the operation ended meanwhile, the report is dropped as stale
   // like any other of an ended operation.)
+  auto id = ahead_->id;
+  ahead_.reset();
+  take_available();
   ++totals_.taken_ahead;
   auto t = now();
-  if (auto op = operations_.find(ahead.id.operation);
-      op != operations_.end() && op->second.attempt == ahead.id.attempt) {
+  if (auto op = operations_.find(id.operation);
+      op != operations_.end() && op->second.attempt == id.attempt) {
+    op->second.holder = slot.handle;
     queue_wait_.record(t - op->second.stamp);
     op->second.stamp = t;
   }
-  slot.held.assign(1, ahead.id);
+  slot.held.assign(1, id);
   slot.started = t;
   set_phase(key, slot, worker_phase::working);
   if (auto timeout = cfg_.options.attempt_timeout())
-    self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, ahead.id,
+    self_->delayed_send(self_, *timeout, attempt_timeout_atom_v, id,
                         slot.handle.address());
-  note_candidate(key, slot);
   return true;
 }
 
-std::optional<work_record> shepherd_state::withdraw_oldest() {
-  for (auto i = offered_.begin(); i != offered_.end();) {
-    auto& slot = workers_[*i];
-    if (!slot.offered->ticket.withdraw()) {
-      ++i; // Taken: settled when that worker asks again.
-      continue;
-    }
-    // Its worker is still busy; it may be handed another entry once it
-    // starts its next job.
-    auto id = slot.offered->id;
-    slot.offered.reset();
-    i = offered_.erase(i);
-    take_available();
-    if (auto back = take_back(id, slot.handle))
-      return back;
-  }
-  return std::nullopt;
-}
-
-void shepherd_state::withdraw_ended(uint64_t id, const operation& op) {
-  if (!op.holder)
-    return;
-  auto slot = find_worker(op.holder);
-  if (slot == nullptr || !slot->offered || slot->offered->id.operation != id ||
-      !slot->offered->ticket.withdraw())
-    return; // Not handed ahead, or taken: it runs, its report is stale.
-  slot->offered.reset();
-  unlist_offer(key_of(op.holder));
+std::optional<work_record> shepherd_state::withdraw_ahead() {
+  if (!ahead_ || !ahead_->ticket.withdraw())
+    return std::nullopt; // None, or taken: settled when its taker asks.
+  auto id = ahead_->id;
+  ahead_.reset();
   take_available();
-}
-
-std::optional<work_record> shepherd_state::take_back(const attempt_id& id,
-                                                     const caf::actor& holder) {
   auto op = operations_.find(id.operation);
-  if (op == operations_.end() || op->second.attempt != id.attempt ||
-      op->second.holder != holder)
+  if (op == operations_.end() || op->second.attempt != id.attempt)
     return std::nullopt;
   release_holder(op->second);
   return work_record{id, op->second.payload};
 }
 
-void shepherd_state::unlist_offer(key_type key) {
-  offered_.erase(std::find(offered_.begin(), offered_.end(), key));
+void shepherd_state::withdraw_ended(uint64_t id) {
+  if (ahead_ && ahead_->id.operation == id && ahead_->ticket.withdraw()) {
+    ahead_.reset();
+    take_available();
+  } // (Taken: it runs, and its report is stale.)
 }
+
+std::optional<attempt_id> shepherd_state::drop_ahead_taker(key_type key) {
+  if (!may_take_ahead(key))
+    return std::nullopt;
+  auto id = ahead_->id;
+  if (ahead_->ticket.withdraw()) {
+    // Open: the stopping worker must not take it, so nobody will; it goes
+    // back, unstarted.
+    ahead_.reset();
+    take_available();
+    return_unstarted({id}, 0);
+    return std::nullopt;
+  }
+  if (!ahead_->ticket.taken_by(key->id()))
+    return std::nullopt;
+  ahead_.reset();
+  take_available();
+  return id;
+}
+
 
 bool shepherd_state::orphaned(uint64_t id) {
   auto extras = find_extras(id);
@@ -1646,18 +1634,12 @@ void shepherd_state::fail_held(const std::vector<attempt_id>& held,
 }
 
 void shepherd_state::done_holding(key_type key, worker_slot& slot) {
-  if (slot.retiring) {
-    if (slot.offered) {
-      // It stops after the entry handed ahead if it took it.
-      std::optional<work_record> back;
-      if (settle_offer(key, slot, back))
-        return;
-      if (back)
-        add_work(back->id, now());
-    }
+  if (slot.retiring && !may_take_ahead(key)) {
     retire(key);
     check_resized();
   } else {
+    // (A surplus worker that may have taken the entry handed ahead stops
+    // when it asks, or after reporting that entry.)
     // The worker sends give_work right after its last status reply.
     set_phase(key, slot, worker_phase::waiting);
   }
@@ -1716,18 +1698,10 @@ void shepherd_state::worker_lost(key_type key, caf::error reason) {
   auto i = workers_.find(key);
   auto joined = i->second.joined;
   auto held = std::move(i->second.held);
-  if (auto& offered = i->second.offered) {
-    // Taken, it was running (or comes after those held): it goes with them.
-    // Withdrawn, it never ran.
-    auto ahead = std::move(*offered);
-    offered.reset();
-    unlist_offer(key);
-    take_available();
-    if (!ahead.ticket.withdraw() || !held.empty())
-      held.push_back(ahead.id);
-    else
-      return_unstarted({ahead.id}, 0);
-  }
+  // The entry handed ahead: if it took it, it was running it (or it comes
+  // after those held, unstarted); if still open, it goes back.
+  if (auto id = drop_ahead_taker(key))
+    held.push_back(*id);
   remove_worker(key);
   fail_held(held, std::move(reason));
   if (!joined && !replace_worker())
@@ -1817,7 +1791,7 @@ void shepherd_state::forget(operation_map::iterator op) {
       take_available();
     }
   }
-  withdraw_ended(op->first, op->second);
+  withdraw_ended(op->first);
   release_holder(op->second);
   auto promised = op->second.promised;
   if (auto extras = find_extras(op->first)) {

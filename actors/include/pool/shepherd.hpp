@@ -66,15 +66,6 @@ struct worker_slot {
   /// When the first attempt held started (dispatch, or the report of the
   /// attempt before it in a batch reported attempt by attempt).
   caf::actor_clock::time_point started;
-  /// An entry handed ahead to this worker while it works (docs/protocol.md
-  /// "Hand-ahead"), until the shepherd learns whether the worker took it.
-  struct ahead {
-    attempt_id id;
-    claim_ticket ticket;
-  };
-  std::optional<ahead> offered;
-  /// Listed in `shepherd_state::ahead_candidates_`.
-  bool candidate = false;
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
@@ -362,38 +353,36 @@ private:
 
   // -- hand-ahead (docs/protocol.md "Hand-ahead") -----------------------------
 
-  /// Hands the oldest entries of `ready_` ahead to busy local workers, at
-  /// most one each, the earliest started first: a worker takes its entry
-  /// from its mailbox as soon as its job ends, without waiting for the
-  /// shepherd's answer. Only while nobody waits for work and jobs go one at
+  /// Most busy workers one entry is handed ahead to.
+  static constexpr size_t max_ahead_takers = 4;
+
+  /// Hands the oldest entry of `ready_` ahead to up to `max_ahead_takers`
+  /// busy local workers under one ticket: the first of them whose job ends
+  /// takes it from its mailbox, without waiting for the shepherd's answer to
+  /// its report. One entry at a time, so the oldest waiting entry is always
+  /// the next to start. Only while nobody waits for work and jobs go one at
   /// a time (with batches there is no hand-off to save).
   void hand_ahead();
 
-  /// Lists a local worker that just started a single attempt as one that
-  /// may be handed an entry ahead.
-  void note_candidate(key_type key, worker_slot& slot);
+  /// Whether the worker `key` was handed the entry now ahead and may take
+  /// it or took it.
+  bool may_take_ahead(key_type key) const;
 
-  /// Settles the offer of a worker that has reported all it held: true if
-  /// it took the entry (it runs it now and holds it). Else the entry was
-  /// withdrawn and, if still current, is returned in `back`.
-  bool settle_offer(key_type key, worker_slot& slot,
-                    std::optional<work_record>& back);
+  /// A worker asks for work: if it took the entry handed ahead, it holds it
+  /// from now on and this returns true.
+  bool took_ahead(key_type key, worker_slot& slot);
 
-  /// Withdraws the oldest offer no worker has taken yet, for a worker that
-  /// became free first: its entry, if still current; none if there is none.
-  std::optional<work_record> withdraw_oldest();
+  /// Withdraws the entry handed ahead if no worker has taken it: its
+  /// record, for a worker that asks, if still current.
+  std::optional<work_record> withdraw_ahead();
 
-  /// The operation `op` ends: withdraws its entry from the worker it was
-  /// handed ahead to, unless that worker has taken it.
-  void withdraw_ended(uint64_t id, const operation& op);
+  /// The operation `id` ends: withdraws it if it is the entry handed ahead.
+  void withdraw_ended(uint64_t id);
 
-  /// The entry of an offer withdrawn from `holder`, if the operation still
-  /// waits for that attempt (its holder released).
-  std::optional<work_record> take_back(const attempt_id& id,
-                                       const caf::actor& holder);
-
-  /// Drops `key` from `offered_`.
-  void unlist_offer(key_type key);
+  /// The worker `key` stops (lost or retired): if it took the entry handed
+  /// ahead, returns its attempt (it was running it); an offer still open
+  /// goes back to the queue, so that it cannot take it any more.
+  std::optional<attempt_id> drop_ahead_taker(key_type key);
 
   /// The operation of an entry about to start, if its watched caller
   /// terminated, fails as cancelled here: returns whether it did.
@@ -668,11 +657,14 @@ private:
   /// Waiting workers that asked when `ready_` was empty but a prefetch was
   /// on its way; served by prefetches in order.
   std::deque<caf::actor> askers_;
-  /// Busy local workers that may be handed an entry ahead, earliest started
-  /// first (checked again when their turn comes).
-  std::deque<key_type> ahead_candidates_;
-  /// Workers with an unsettled offer, oldest offer first.
-  std::vector<key_type> offered_;
+  /// The entry handed ahead, until a worker took it and asked again or the
+  /// shepherd withdrew it; `to` are the workers it was sent to.
+  struct ahead_offer {
+    attempt_id id;
+    claim_ticket ticket;
+    std::vector<key_type> to;
+  };
+  std::optional<ahead_offer> ahead_;
   /// Operations held by a worker (dispatched, not yet reported).
   size_t in_flight_ = 0;
   /// Since when available > workers; restarted by each autoscale growth.

@@ -260,8 +260,9 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         self->become(self->state.waiting);
       },
       [](work_to_do_atom, work_record&, claim_ticket&) {
-        // An entry handed ahead: the shepherd settles every offer before it
-        // puts a worker to sleep, so this one went to another worker.
+        // An entry handed ahead: a worker asking for work settles any open
+        // offer, so by the time this one was put to sleep it had gone to
+        // another worker.
       },
       [](go_to_sleep_atom) {},
   };
@@ -272,11 +273,11 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
                   bool each) {
         run_batch(batch, each);
       },
-      [run](work_to_do_atom, work_record& record, claim_ticket& ticket) {
+      [self, run](work_to_do_atom, work_record& record, claim_ticket& ticket) {
         // Handed ahead while this worker was busy (docs/protocol.md
-        // "Hand-ahead"): it runs the entry only if the shepherd has not
-        // given it to another worker meanwhile.
-        if (ticket.take())
+        // "Hand-ahead"): it runs the entry if no other worker took it
+        // first and the shepherd has not withdrawn it.
+        if (ticket.take(self->id()))
           run(record);
       },
       [self](go_to_sleep_atom) {

@@ -92,40 +92,52 @@ typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
 /// Renders as `#<attempt> at +<ms> ms: <reason>`.
 std::string to_string(const attempt_failure& x);
 
-/// Decides who runs an attempt handed ahead to a busy in-process worker
-/// (`(work_to_do, work_record, claim_ticket)`, docs/protocol.md "Hand-ahead"):
-/// the worker when it gets to the entry and takes the ticket, or nobody
-/// if the shepherd withdrew it first (to give the entry to a worker that
-/// became free sooner). Exactly one of `take` and `withdraw` succeeds.
-/// Copies share one state; in-process only (never serialized).
+/// Decides who runs an entry handed ahead to busy in-process workers
+/// (`(work_to_do, work_record, claim_ticket)`, docs/protocol.md
+/// "Hand-ahead"): the first of them to take it when its job ends, or nobody
+/// if the shepherd withdrew it first (to give it to a worker that asked).
+/// Either one `take` succeeds, or `withdraw` does (every time). Copies share one state;
+/// in-process only (never serialized).
 class claim_ticket {
 public:
-  claim_ticket() : state_(std::make_shared<std::atomic<uint8_t>>(open)) {
+  claim_ticket() : state_(std::make_shared<std::atomic<uint64_t>>(open)) {
     // nop
   }
 
-  /// The worker: true if it runs the attempt (and then must report it).
-  bool take() noexcept {
-    return settle(taken);
+  /// A worker with the (nonzero) actor id `taker`: true if it runs the
+  /// entry (and then must report it).
+  bool take(uint64_t taker) noexcept {
+    return settle(taker);
   }
 
-  /// The shepherd: true if the worker will not run the attempt.
+  /// The shepherd: true if no worker will run the entry (withdrawn now or
+  /// before).
   bool withdraw() noexcept {
-    return settle(withdrawn);
+    return settle(withdrawn)
+           || state_->load(std::memory_order_acquire) == withdrawn;
+  }
+
+  /// Whether the worker with the actor id `taker` took it.
+  bool taken_by(uint64_t taker) const noexcept {
+    return state_->load(std::memory_order_acquire) == taker;
+  }
+
+  /// Whether neither happened yet.
+  bool is_open() const noexcept {
+    return state_->load(std::memory_order_acquire) == open;
   }
 
 private:
-  static constexpr uint8_t open = 0;
-  static constexpr uint8_t taken = 1;
-  static constexpr uint8_t withdrawn = 2;
+  static constexpr uint64_t open = 0;
+  static constexpr uint64_t withdrawn = ~uint64_t{0};
 
-  bool settle(uint8_t to) noexcept {
+  bool settle(uint64_t to) noexcept {
     auto expected = open;
     return state_->compare_exchange_strong(expected, to,
                                            std::memory_order_acq_rel);
   }
 
-  std::shared_ptr<std::atomic<uint8_t>> state_;
+  std::shared_ptr<std::atomic<uint64_t>> state_;
 };
 
 } // namespace pool
