@@ -521,9 +521,9 @@ def main():
             "worker's report has crossed to the shepherd (a scheduler thread "
             "is woken) and the shepherd's `work_to_do` has crossed back (the "
             "worker's thread is woken). With *hand-ahead* (on by default; "
-            "docs/protocol.md) the next entry already waits in a busy "
-            "worker's mailbox with a claim ticket, as a round-robin job "
-            "would, but a worker that becomes free first takes it instead, "
+            "docs/protocol.md) the oldest waiting entry already sits in the "
+            "busy workers' mailboxes under one claim ticket, as a "
+            "round-robin job would, and the first whose job ends takes it, "
             "so nothing waits behind a long job: the hand-off is "
             f"{gap_pull[0]:.0f} µs on average at bimodal @ 0.7, against "
             f"{gap_rr[0]:.0f} µs for a round-robin worker (the ablation "
@@ -937,9 +937,9 @@ def main():
         w("")
         w("- *hand-ahead* (`pool_options::hand_ahead`, on by default; "
           "docs/protocol.md \"Hand-ahead\"): while jobs go one at a time "
-          "and every worker is busy, the next due entry is handed to a busy "
-          "worker with a claim ticket; the worker starts it as its job ends, "
-          "unless a worker that became free first took it.")
+          "and every worker is busy, the next due entry is handed to the busy "
+          "workers under one claim ticket; the first whose job ends starts "
+          "it at once, unless a worker that asked first got it.")
         w("- *batching* (`pool_options::max_batch`, 16 by default; "
           "docs/protocol.md \"Batches\"): while more is due than there are "
           "workers and jobs are short, several jobs go to a worker in one "

@@ -95,13 +95,14 @@ public:
     return short_cuts_;
   }
 
-  /// Whether the shepherd hands the next due entry ahead to a busy local
-  /// worker, so that the worker starts it as soon as its job ends instead
-  /// of waiting for the shepherd to answer its report (docs/protocol.md
-  /// "Hand-ahead"). The entry stays the shepherd's until the worker takes
-  /// it: a worker that becomes free first gets it instead, so no entry
-  /// waits behind a long job. Only while jobs go one at a time, and only
-  /// with `short_cuts` (entries are taken out ahead). Default: yes.
+  /// Whether the shepherd hands the next due entry ahead to busy local
+  /// workers, so that the first of them whose job ends starts it at once
+  /// instead of waiting for the shepherd to answer its report
+  /// (docs/protocol.md "Hand-ahead"). One entry at a time, under one ticket:
+  /// a worker that asks while no recipient has taken it gets it instead, so
+  /// no entry waits behind a long job. Only while jobs go one at a time,
+  /// and only with `short_cuts` (entries are taken out ahead). Default:
+  /// yes.
   pool_options& hand_ahead(bool x) {
     hand_ahead_ = x;
     return *this;

@@ -93,10 +93,10 @@ struct pool_stats {
   uint64_t batches = 0;
   /// Jobs handed out in those batches.
   uint64_t batched = 0;
-  /// Entries handed ahead to a busy worker (docs/protocol.md "Hand-ahead").
+  /// Entries handed ahead to busy workers (docs/protocol.md "Hand-ahead").
   uint64_t handed_ahead = 0;
-  /// Of those, entries the worker took and ran next; the others were
-  /// withdrawn and went to a worker that became free sooner.
+  /// Of those, entries a recipient took and ran next; the others were
+  /// withdrawn and went to a worker that asked first.
   uint64_t taken_ahead = 0;
   /// From an attempt's due time to its dispatch to a worker.
   latency_summary queue_wait;
