@@ -538,7 +538,9 @@ def main():
                ": per run, the hand-off accounts for "
                + ("all" if share >= 1 else f"{share * 100:.0f}%")
                + " of pull's distance from the ideal p99 (median over the "
-               "runs; the rest is the machine's own noise: see the ranges)")
+               "runs; the rest is not the mean hand-off: the machine's own "
+               "noise, which the ranges show, or waits this replay does not "
+               "model)")
             + ". A worker that busy-waits for its next `work_to_do` instead "
             f"of sleeping was tried and dropped: on this {cores}-core "
             "machine it takes the core the shepherd needs.")
