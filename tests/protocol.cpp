@@ -13,6 +13,14 @@ namespace {
 
 auto twice = [](int x) { return x * 2; };
 
+/// `twice`, recording every input it runs in `ran`.
+auto twice_logged(std::shared_ptr<std::vector<int>> ran) {
+  return [ran](int x) {
+    ran->push_back(x);
+    return x * 2;
+  };
+}
+
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
@@ -201,10 +209,7 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto ran = std::make_shared<std::vector<int>>();
   auto pool = spawn_with(
-      [ran](int x) {
-        ran->push_back(x);
-        return 2 * x;
-      },
+      twice_logged(ran),
       pool::pool_options{}.workers(2).max_batch(1));
   run();
   frozen = "pool.worker"; // both workers stuck in their first job
@@ -243,10 +248,7 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto ran = std::make_shared<std::vector<int>>();
   auto pool = spawn_with(
-      [ran](int x) {
-        ran->push_back(x);
-        return 2 * x;
-      },
+      twice_logged(ran),
       pool::pool_options{}.workers(1).max_batch(1));
   run();
   frozen = "pool.worker";
@@ -277,10 +279,7 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto ran = std::make_shared<std::vector<int>>();
   auto pool = spawn_with(
-      [ran](int x) {
-        ran->push_back(x);
-        return 2 * x;
-      },
+      twice_logged(ran),
       pool::pool_options{}.workers(1).max_batch(1).attempt_timeout(1s));
   run();
   frozen = "pool.worker"; // stuck in entry 0, entry 1 handed ahead
