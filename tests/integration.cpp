@@ -508,7 +508,12 @@ TEST_CASE("with every dedicated worker blocked, the shepherd still answers "
     results.push_back(pool::submit_future<int>(sys, *pool, i));
   caf::scoped_actor self{sys};
   auto stats = [&] { return pool::test::stats_now(self, *pool); };
-  for (int i = 0; i < 500 && stats().busy < 2; ++i)
+  // The four submits come from four senders: wait until all have arrived.
+  auto settled = [&] {
+    auto st = stats();
+    return st.busy == 2 && st.available == 2;
+  };
+  for (int i = 0; i < 500 && !settled(); ++i)
     self->receive(caf::after(10ms) >> [] {});
   // Both workers are blocked in user code; the shepherd is not.
   auto st = stats();
