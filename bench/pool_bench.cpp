@@ -23,7 +23,7 @@ void usage() {
       "ablation\n"
       "environment, for trying a change (a report wants none of them):\n"
       "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
-      "  POOL_BENCH_TARGETS=a,b         trivial/bulk: only these targets\n"
+      "  POOL_BENCH_TARGETS=a,b         trivial/bulk/latency: only these targets\n"
       "  POOL_BENCH_MODERATE=N          work-stealing.moderate-poll-attempts\n"
       "  POOL_BENCH_RELAXED_US=N        work-stealing.relaxed-sleep-duration");
 }

@@ -930,12 +930,14 @@ def main():
         w("## What each change was worth")
         w("")
         w("The speed-ups of this version, each switched off (or its "
-          "alternative switched on) in turn, on a fresh actor system per "
-          "row; *none* is the pool as it was before them. Trivial jobs: "
+          "alternative switched on) in turn, on an actor system of its own "
+          "per row; *none* is the pool as it was before them. Trivial jobs: "
           "cooperative workers, 512 outstanding; idle latency: one job at a "
-          "time, 200 µs apart; bimodal @ 0.7: the uneven target case, pull "
-          "alone, against the ideal replay of its own runs. Medians over "
-          "repetitions (3 in the full run).")
+          "time, 200 µs apart; both with the rows taking turns within each "
+          "repetition (5 in the full run), so that drift hits them alike. "
+          "Bimodal @ 0.7: the uneven target case, pull alone, against the "
+          "ideal replay of its own runs (3 in the full run), one row after "
+          "the other. Medians over the repetitions.")
         w("")
         w("- *hand-ahead* (`pool_options::hand_ahead`, on by default; "
           "docs/protocol.md \"Hand-ahead\"): while jobs go one at a time "

@@ -71,21 +71,27 @@ target actor_target(caf::actor_system& sys, std::string name, caf::actor dest) {
           }};
 }
 
+/// POOL_BENCH_TARGETS=a,b keeps only the named targets (for profiling one).
+template <class T, class Name>
+void keep_chosen(std::vector<T>& targets, Name name_of) {
+  auto only = std::getenv("POOL_BENCH_TARGETS");
+  if (only == nullptr)
+    return;
+  std::string list = std::string{","} + only + ",";
+  targets.erase(std::remove_if(targets.begin(), targets.end(),
+                               [&](const T& t) {
+                                 return list.find("," + name_of(t) + ",") ==
+                                        std::string::npos;
+                               }),
+                targets.end());
+}
+
 /// Runs each target `reps` times, interleaved, after a warm-up of n / 10;
 /// writes rows and prints the median with its spread.
 void measure(const settings& cfg, csv_file& out, const std::string& workload,
              std::vector<target>& targets, size_t n, size_t jobs_per_request,
              size_t reps) {
-  // POOL_BENCH_TARGETS=a,b keeps only the named targets (for profiling one).
-  if (auto only = std::getenv("POOL_BENCH_TARGETS")) {
-    std::string list = std::string{","} + only + ",";
-    targets.erase(std::remove_if(targets.begin(), targets.end(),
-                                 [&list](const target& t) {
-                                   return list.find("," + t.name + ",")
-                                          == std::string::npos;
-                                 }),
-                  targets.end());
-  }
+  keep_chosen(targets, [](const target& t) { return t.name; });
   for (auto& t : targets)
     t.run(std::max<size_t>(n / 10, 1));
   std::vector<std::vector<double>> rates(targets.size());
@@ -236,6 +242,7 @@ void run_latency(const settings& cfg) {
          return run_cv_sequential(cv_pool, n, gap);
        }},
   };
+  keep_chosen(targets, [](const auto& t) { return t.first; });
   for (auto& t : targets)
     t.second(std::max<size_t>(per_rep / 10, 10));
   std::vector<std::vector<double>> p50s(targets.size());
