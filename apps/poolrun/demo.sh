@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # poolrun demo: six commands, 3 at a time, a retry, a timeout, --bar, joblog.
-# Usage: examples/poolrun/demo.sh [path/to/poolrun]   (runs in a temp dir)
+# Usage: apps/poolrun/demo.sh [path/to/poolrun]   (runs in a temp dir)
 set -euo pipefail
 
 poolrun=${1:-poolrun}
