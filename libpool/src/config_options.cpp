@@ -12,8 +12,6 @@ void declare_options(caf::config_option_set& options,
   caf::config_option_adder{options, category}
       .add<int64_t>("workers", "number of workers (resource instances)")
       .add<bool>("dedicated", "give each worker a thread of its own")
-      .add<bool>("dedicated-control",
-                 "run the shepherd and the queue on threads of their own")
       .add<bool>("short-cuts", "skip round trips for the pool's own workers")
       .add<bool>("hand-ahead",
                  "hand the next entry to a busy worker ahead of time")
@@ -37,6 +35,8 @@ void declare_options(caf::config_option_set& options,
                     "waiting operations that trigger the overload warning")
       .add<caf::timespan>("overload-interval",
                           "least time between two overload warnings")
+      .add<caf::timespan>("overload-sustain",
+                          "how long an overload lasts before it warns")
       .add<caf::timespan>("backlog-alarm",
                           "how long a backlog may last before the alarm")
       .add<int64_t>("autoscale-min", "autoscaling: fewest workers")
@@ -62,8 +62,6 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
   };
   if (auto x = caf::get_if<bool>(&cfg, key("dedicated")); x && *x)
     opts.kind(worker_kind::dedicated);
-  if (auto x = caf::get_if<bool>(&cfg, key("dedicated-control")))
-    opts.dedicated_control(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("short-cuts")))
     opts.short_cuts(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("hand-ahead")))
@@ -134,6 +132,8 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.overload_warning(**threshold, interval);
   else
     opts.overload_interval(interval);
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("overload-sustain")))
+    opts.overload_sustain(*x);
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("backlog-alarm")))
     opts.backlog_alarm(*x);
   auto scale_min = count("autoscale-min", "autoscale.min", 0);

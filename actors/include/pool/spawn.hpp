@@ -40,13 +40,17 @@ std::string unserializable_types(caf::actor_system& sys,
   return result;
 }
 
+/// What a worker reports for a job returning `T` (`unit_t` for `void`).
+template <class T>
+using reported_t = std::conditional_t<std::is_void_v<T>, caf::unit_t, T>;
+
 /// Validates `opts` and spawns a shepherd whose workers come from
-/// `spawn_worker` and whose input is `Args`.
-template <class Args>
-caf::expected<caf::actor>
-spawn_shepherd(caf::actor_system& sys, pool_options opts,
-               std::shared_ptr<work_store> store,
-               std::function<caf::actor(caf::actor_system&, bool)> spawn) {
+/// `spawn_worker`, whose input is `Args` and whose result is `Out`.
+template <class Args, class Out>
+caf::expected<caf::actor> spawn_shepherd(
+    caf::actor_system& sys, pool_options opts,
+    std::shared_ptr<work_store> store,
+    std::function<caf::actor(caf::actor_system&, bool, caf::timespan)> spawn) {
   if (auto err = opts.validate())
     return err;
   if (!store)
@@ -71,14 +75,16 @@ spawn_shepherd(caf::actor_system& sys, pool_options opts,
     return repack_payload(x, skip, Args{});
   };
   cfg.input_type = type_names(Args{});
+  cfg.result_ok = [](const caf::message& x) { return x.match_elements<Out>(); };
+  cfg.result_type = type_names(caf::detail::type_list<Out>{});
   auto dedicated = opts.kind() == worker_kind::dedicated;
-  cfg.spawn_worker = [spawn, dedicated](caf::actor_system& sys) {
-    return spawn(sys, dedicated);
+  // Dedicated workers have a thread of their own: a long job slows no one.
+  auto slow_after = dedicated ? caf::timespan{0} : opts.slow_job_warning();
+  cfg.spawn_worker = [spawn, dedicated, slow_after](caf::actor_system& sys) {
+    return spawn(sys, dedicated, slow_after);
   };
   cfg.options = std::move(opts);
-  if (cfg.options.dedicated_control())
-    return sys.spawn<caf::detached>(shepherd, std::move(cfg));
-  return sys.spawn(shepherd, std::move(cfg));
+  return spawn_shepherd_actor(sys, std::move(cfg));
 }
 
 } // namespace detail
@@ -100,12 +106,14 @@ template <class F>
 caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
                                      pool_options opts,
                                      std::shared_ptr<work_store> store) {
-  return detail::spawn_shepherd<typename detail::job_traits<F>::args>(
+  using traits = detail::job_traits<F>;
+  return detail::spawn_shepherd<typename traits::args,
+                                detail::reported_t<typename traits::result>>(
       sys, std::move(opts), std::move(store),
-      [fn](caf::actor_system& sys, bool dedicated) {
+      [fn](caf::actor_system& sys, bool dedicated, caf::timespan slow) {
         if (dedicated)
           return sys.spawn<caf::detached>(worker_actor<F>, fn);
-        return sys.spawn(worker_actor<F>, fn);
+        return sys.spawn(timed_worker_actor<F>, fn, slow);
       });
 }
 
@@ -118,13 +126,15 @@ template <class Factory, class F>
 caf::expected<caf::actor> spawn_resource_pool(
     caf::actor_system& sys, Factory make, F fn, pool_options opts = {},
     std::shared_ptr<work_store> store = std::make_shared<memory_store>()) {
-  return detail::spawn_shepherd<typename detail::resource_job_traits<F>::args>(
+  using traits = detail::resource_job_traits<F>;
+  return detail::spawn_shepherd<typename traits::args,
+                                detail::reported_t<typename traits::result>>(
       sys, std::move(opts), std::move(store),
-      [make, fn](caf::actor_system& sys, bool dedicated) {
+      [make, fn](caf::actor_system& sys, bool dedicated, caf::timespan slow) {
         if (dedicated)
           return sys.spawn<caf::detached>(resource_worker_actor<Factory, F>,
-                                          make, fn);
-        return sys.spawn(resource_worker_actor<Factory, F>, make, fn);
+                                          make, fn, slow);
+        return sys.spawn(resource_worker_actor<Factory, F>, make, fn, slow);
       });
 }
 
