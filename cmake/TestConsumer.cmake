@@ -24,4 +24,13 @@ step(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build"
      -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 step("${WORK_DIR}/build/consumer")
+# The package version file refuses a version this build is not.
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer"
+                        -B "${WORK_DIR}/build-wrong" ${generator_args}
+                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DPOOL_WANTED=99.0
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc EQUAL 0 OR NOT out MATCHES "requested version")
+  message(FATAL_ERROR "find_package(pool 99.0) did not refuse this build "
+                      "for its version (${rc}):\n${out}")
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")

@@ -262,8 +262,7 @@ caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
     return caf::make_error(pool_errc::unexpected_message, content.stringify());
   }
   if (!cfg_.accepts(sub.payload))
-    return caf::make_error(pool_errc::wrong_input_type, cfg_.input_type,
-                           to_string(sub.payload));
+    return wrong_input_type_error(cfg_.input_type, sub.payload);
   sub.sender = current_sender();
   sub.promise = make_response_promise();
   core_.submit(std::move(sub));
@@ -338,10 +337,8 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](give_me_work_atom) { core_.give_work(sender_key()); },
       [this](status_reply_atom, const attempt_id& id, caf::message& result) {
         if (!result_ok(result)) {
-          auto err = caf::make_error(
-              pool_errc::job_failed,
-              "a joined worker reported a result of type " + to_string(result) +
-                  ", not " + cfg_.result_type);
+          auto err = wrong_result_type_error("a worker's status_reply",
+                                             cfg_.result_type, result);
           core_.status(sender_key(), id, nullptr, &err);
           return;
         }

@@ -14,6 +14,7 @@
 #include <caf/detail/type_traits.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/expected.hpp>
+#include <caf/rtti_pair.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "pool/errors.hpp"
@@ -34,6 +35,21 @@ struct unwrap_expected<caf::expected<T>> {
   using type = T;
   static constexpr bool is_expected = true;
 };
+
+/// Whether `F` has the one call signature that the pool reads its input
+/// and result types from: a function (pointer), or a class with exactly
+/// one non-template `operator()`, such as a lambda with typed parameters.
+template <class F, class = void>
+struct has_one_call_operator : std::false_type {};
+
+template <class F>
+struct has_one_call_operator<F, std::void_t<decltype(&F::operator())>>
+    : std::true_type {};
+
+template <class F>
+constexpr bool is_plain_job_v =
+    std::is_function_v<std::remove_pointer_t<std::decay_t<F>>> ||
+    has_one_call_operator<std::decay_t<F>>::value;
 
 /// Compile-time facts about a job function `Out(In...)` or
 /// `caf::expected<Out>(In...)`.
@@ -80,11 +96,13 @@ std::optional<caf::message> repack_payload(caf::type_erased_tuple& x,
   return repack_payload(x, skip, ts, std::index_sequence_for<Ts...>{});
 }
 
+/// The names of `Ts...` as error messages spell them (`int32_t, ...`),
+/// the same names `type_names_of` gives a message's elements.
 template <class... Ts>
 std::string type_names(caf::detail::type_list<Ts...>) {
   std::string result;
   ((result += (result.empty() ? "" : ", "),
-    result += caf::detail::pretty_type_name(typeid(Ts))),
+    result += type_name_of(caf::make_rtti_pair<Ts>())),
    ...);
   return result;
 }
@@ -112,8 +130,7 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
   using traits = Traits;
   using args = typename traits::args;
   if (!payload_matches(payload, args{}))
-    return caf::make_error(pool_errc::wrong_input_type, type_names(args{}),
-                           to_string(payload));
+    return wrong_input_type_error(type_names(args{}), payload);
   try {
     auto idx = std::make_index_sequence<caf::detail::tl_size<args>::value>{};
     if constexpr (std::is_void_v<typename traits::raw_result>) {

@@ -131,7 +131,14 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.deduplicated, x.held, x.workers_dropped, x.slow_jobs);
 }
 
-/// One line, `key=value` pairs, for logs and command-line tools.
+/// Every figure on one line, `key=value` pairs (about 1,000 characters),
+/// for logs and machines.
 std::string to_string(const pool_stats& x);
+
+/// The main figures in one terminal line, for people:
+/// `3/4 busy, 120 queued (+5 delayed), 10234 done, 2 failed, run p99 35.1ms`;
+/// retries, restarts, timeouts, rejections, joined workers and a raised
+/// backlog alarm are added only when there are any.
+std::string summary(const pool_stats& x);
 
 } // namespace pool
