@@ -1,0 +1,202 @@
+#include "pool/remote_stand_in.hpp"
+
+#include <optional>
+#include <vector>
+
+#include <caf/actor_cast.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/message_builder.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "pool/duration_text.hpp"
+#include "pool/errors.hpp"
+#include "pool/protocol.hpp"
+#include "pool/remote_session.hpp"
+#include "pool/remote_types.hpp"
+
+namespace pool::detail {
+
+namespace {
+
+struct stand_in_state {
+  static inline const char* name = "pool.stand_in";
+  stand_in_config cfg;
+  worker_phase phase = worker_phase::sleeping;
+  /// The attempt out on the node.
+  std::optional<attempt_id> held;
+  /// Numbers the attempt timers: only the newest one counts.
+  uint64_t timer = 0;
+};
+
+using stand_in_actor = caf::stateful_actor<stand_in_state>;
+
+bool sent_by(stand_in_actor* self, const caf::actor& x) {
+  auto& src = self->current_sender();
+  return src != nullptr && x && src->address() == x.address();
+}
+
+/// Tells the gatekeeper how an attempt ended (for quarantine and stats).
+void note(stand_in_actor* self, attempt_note what) {
+  auto& cfg = self->state.cfg;
+  self->send(cfg.gatekeeper, remote_note_atom_v, cfg.session,
+             static_cast<uint8_t>(what));
+}
+
+/// Sends toward the node with the gatekeeper as sender: the stand-in's own
+/// handle never crosses the wire.
+template <class... Ts>
+void to_node(stand_in_actor* self, Ts&&... xs) {
+  auto& cfg = self->state.cfg;
+  if (cfg.node)
+    cfg.node->eq_impl(caf::make_message_id(),
+                      caf::actor_cast<caf::strong_actor_ptr>(cfg.gatekeeper),
+                      self->context(), std::forward<Ts>(xs)...);
+}
+
+void start(stand_in_actor* self, work_record& record) {
+  auto& st = self->state;
+  st.held = record.id;
+  st.phase = worker_phase::working;
+  self->delayed_send(self, st.cfg.attempt_timeout, remote_timeout_atom_v,
+                     record.id, ++st.timer);
+  to_node(self, node_run_atom_v, st.cfg.secret, st.cfg.slot,
+          std::move(record));
+}
+
+/// After a report: free for the next attempt. The shepherd drops a joined
+/// worker whose attempt outlived the pool's own `attempt_timeout`; joining
+/// again (a no-op for a member) brings the stand-in back in that case.
+void finish(stand_in_actor* self) {
+  auto& st = self->state;
+  st.held.reset();
+  ++st.timer;
+  st.phase = worker_phase::waiting;
+  self->request(st.cfg.pool, st.cfg.join_timeout, join_pool_atom_v,
+                caf::actor_cast<caf::actor>(self))
+      .then([] {}, [](caf::error&) {});
+  self->send(st.cfg.pool, give_me_work_atom_v);
+}
+
+/// Whether `id` is the attempt out on the node; counts a stale one.
+bool holds(stand_in_actor* self, const attempt_id& id) {
+  if (self->state.held && *self->state.held == id)
+    return true;
+  note(self, attempt_note::stale);
+  return false;
+}
+
+caf::behavior stand_in(stand_in_actor* self, stand_in_config cfg) {
+  self->state.cfg = std::move(cfg);
+  auto& st = self->state;
+  self->monitor(st.cfg.gatekeeper);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    if (msg.source == self->state.cfg.gatekeeper.address())
+      self->quit(msg.reason);
+  });
+  self->set_default_handler(caf::drop);
+  return {
+      [self](wake_up_atom) {
+        auto& st = self->state;
+        if (!sent_by(self, st.cfg.pool) || st.phase != worker_phase::sleeping)
+          return;
+        st.phase = worker_phase::waiting;
+        self->send(st.cfg.pool, give_me_work_atom_v);
+      },
+      [self](go_to_sleep_atom) {
+        auto& st = self->state;
+        if (sent_by(self, st.cfg.pool) && !st.held)
+          st.phase = worker_phase::sleeping;
+      },
+      [self](work_to_do_atom, work_record& record) {
+        auto& st = self->state;
+        if (!sent_by(self, st.cfg.pool))
+          return;
+        if (st.held) {
+          self->send(st.cfg.pool, status_reply_atom_v, record.id,
+                     caf::make_error(pool_errc::job_failed,
+                                     std::string{"remote worker busy"}));
+          return;
+        }
+        start(self, record);
+      },
+      // Entries handed ahead go to the pool's own workers only; a batch
+      // goes back unstarted (the shepherd gives joined workers one at a
+      // time).
+      [](work_to_do_atom, work_record&, claim_ticket&) {},
+      [self](work_to_do_atom, std::vector<work_record>&, bool) {
+        auto& st = self->state;
+        if (!sent_by(self, st.cfg.pool) || st.held)
+          return;
+        self->send(st.cfg.pool, status_reply_atom_v,
+                   std::vector<attempt_outcome>{});
+        self->send(st.cfg.pool, give_me_work_atom_v);
+      },
+      [self](status_reply_atom, attempt_id& id, caf::message& result) {
+        auto& st = self->state;
+        if (!sent_by(self, st.cfg.gatekeeper) || !holds(self, id))
+          return;
+        auto ok = st.cfg.check != nullptr
+                      ? st.cfg.check(result)
+                      : result.size() == 1;
+        if (ok) {
+          self->send(st.cfg.pool, status_reply_atom_v, id, std::move(result));
+          note(self, attempt_note::answered);
+        } else {
+          self->send(st.cfg.pool, status_reply_atom_v, id,
+                     caf::make_error(remote_errc::bad_result,
+                                     st.cfg.result_type,
+                                     to_string(result).substr(0, 200)));
+          note(self, attempt_note::wrong_type);
+        }
+        finish(self);
+      },
+      [self](status_reply_atom, attempt_id& id, caf::error& err) {
+        auto& st = self->state;
+        if (!sent_by(self, st.cfg.gatekeeper) || !holds(self, id))
+          return;
+        self->send(st.cfg.pool, status_reply_atom_v, id,
+                   sanitize_remote_error(err));
+        note(self, attempt_note::answered);
+        finish(self);
+      },
+      [self](remote_timeout_atom, attempt_id& id, uint64_t timer) {
+        auto& st = self->state;
+        if (self->current_sender() != self->ctrl() || timer != st.timer ||
+            !st.held || *st.held != id)
+          return;
+        self->send(st.cfg.pool, status_reply_atom_v, id,
+                   caf::make_error(pool_errc::timed_out,
+                                   duration_text(st.cfg.attempt_timeout)));
+        // The node's worker may be stuck in the job: it gets a fresh one.
+        to_node(self, node_drop_atom_v, st.cfg.secret, st.cfg.slot);
+        note(self, attempt_note::timed_out);
+        finish(self);
+      },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_stand_in(caf::actor_system& sys, stand_in_config cfg) {
+  return sys.spawn(stand_in, std::move(cfg));
+}
+
+caf::error sanitize_remote_error(const caf::error& err) {
+  if (!err)
+    return caf::make_error(pool_errc::job_failed,
+                           std::string{"a remote worker reported an empty "
+                                       "error"});
+  auto& context = err.context();
+  caf::message_builder parts;
+  for (size_t i = 0; i < context.size() && i < 8; ++i) {
+    auto text = context.match_element<std::string>(i)
+                    ? context.get_as<std::string>(i)
+                    : context.stringify(i);
+    if (text.size() > 4096)
+      text.resize(4096);
+    parts.append(std::move(text));
+  }
+  return caf::error{err.code(), err.category(), parts.to_message()};
+}
+
+} // namespace pool::detail
