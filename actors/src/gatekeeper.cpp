@@ -167,10 +167,14 @@ public:
         [this](remote_note_atom, uint64_t session, uint8_t what) {
           if (from_here())
             on_note(session, static_cast<detail::attempt_note>(what));
+          else
+            ++counters_.dropped;
         },
         [this](remote_free_atom, uint64_t session) {
           if (current_sender() == ctrl())
             on_free(session);
+          else
+            ++counters_.dropped;
         },
         [this](remote_guard_atom) -> caf::result<caf::message> {
           if (!from_here()) {

@@ -6,9 +6,9 @@
 //             [--give-up-after-ms M]
 //
 // Prints `joined ... as node <CAF node id>` once it joined. On
-// SIGINT/SIGTERM it leaves and
-// prints `jobs <count>` (the jobs its workers ran); exit status 0. A refused
-// or failed first join prints the error and `jobs 0`; exit status 1.
+// SIGINT/SIGTERM it leaves and prints `jobs <count>` (the jobs its workers
+// ran); exit status 0. A refused or failed first join prints the error and
+// `jobs 0`; exit status 1.
 #include <atomic>
 #include <chrono>
 #include <iostream>
