@@ -29,16 +29,6 @@ std::string exit_text(const caf::error& reason) {
   return reason ? describe(reason) : std::string{"it stopped normally"};
 }
 
-/// A joined node: its actor (the only handle it sent), its secret, and the
-/// stand-ins of its workers (none while quarantined).
-struct live_session {
-  uint64_t id = 0;
-  caf::actor node;
-  std::string secret;
-  uint32_t workers = 0;
-  std::vector<caf::actor> stand_ins;
-};
-
 /// Fronts a shepherd on the network. Class-based so that it can screen
 /// messages before CAF's own handling (see `consume`).
 class gatekeeper_actor : public caf::event_based_actor {
@@ -47,11 +37,14 @@ public:
                    detail::result_check check, std::string result_type)
       : caf::event_based_actor(cfg), pool_(std::move(pool)),
         options_(std::move(opts)), log_(options_.log()),
-        check_(check), result_type_(std::move(result_type)),
-        book_(detail::session_limits{options_.max_nodes(),
-                                     options_.max_workers_per_node(),
-                                     options_.quarantine_after(),
-                                     options_.quarantine_for()}),
+        sessions_(detail::session_limits{options_.max_nodes(),
+                                         options_.max_workers_per_node(),
+                                         options_.quarantine_after(),
+                                         options_.quarantine_for()},
+                  detail::stand_in_config{pool_, {}, {}, {}, 0, 0,
+                                          options_.attempt_timeout(),
+                                          options_.join_timeout(), check,
+                                          std::move(result_type)}),
         guard_(std::make_shared<detail::port_guard>(
             detail::guard_limits{options_.max_connections(),
                                  options_.handshake_timeout(),
@@ -80,7 +73,7 @@ public:
   }
 
   void on_exit() override {
-    sessions_.clear(); // The stand-ins follow their gatekeeper.
+    sessions_.end_all(this, caf::exit_reason::user_shutdown);
     pool_ = nullptr;
   }
 
@@ -286,59 +279,42 @@ private:
       ++counters_.dropped;
       return answer(invalid("node_join", "needs a sender (the node actor)"));
     }
-    auto node = caf::actor_cast<caf::actor>(src);
-    // A node joining again: its earlier session is over.
-    if (sessions_.count(node.address()) > 0)
-      end_session(node.address(), caf::exit_reason::user_shutdown, "rejoined");
-    auto admitted = book_.open(wanted);
-    if (!admitted) {
+    auto opened = sessions_.open(this, caf::actor_cast<caf::actor>(src), wanted);
+    if (!opened) {
       ++counters_.joins_limited;
       log_limited("refused node_join from " + peer() + ": " +
-                  describe_remote(admitted.error()));
-      return answer(std::move(admitted.error()));
+                  describe_remote(opened.error()));
+      count_sessions();
+      return answer(std::move(opened.error()));
     }
-    auto [id, granted] = *admitted;
-    live_session s;
-    try {
-      s.secret = detail::make_session_secret();
-    } catch (std::exception& ex) {
-      book_.close(id);
-      log(log_level::error, std::string{"no session secret: "} + ex.what());
-      return answer(caf::make_error(caf::sec::runtime_error,
-                                    std::string{ex.what()}));
-    }
-    s.id = id;
-    s.node = node;
-    s.workers = granted;
-    counters_.workers_limited += wanted - granted;
+    auto& s = **opened;
+    counters_.workers_limited += wanted - s.workers;
     ++counters_.joins_accepted;
-    counters_.workers_joined += granted;
-    monitor(node);
-    by_id_[id] = node.address();
-    log(log_level::info, peer() + " joins with " + std::to_string(granted) +
-                             " workers" +
-                             (granted < wanted ? " (of " +
-                                                     std::to_string(wanted) +
-                                                     " asked: "
-                                                     "max_workers_per_node)"
-                                               : ""));
+    counters_.workers_joined += s.workers;
+    log(log_level::info,
+        peer() + " joins with " + std::to_string(s.workers) + " workers" +
+            (s.workers < wanted ? " (of " + std::to_string(wanted) +
+                                      " asked: max_workers_per_node)"
+                                : ""));
     // The answer leaves before the stand-ins join: the node must know its
     // session before the first `node_run` reaches it.
     auto promise = make_response_promise();
-    promise.deliver(caf::make_message(node_join_atom_v, s.secret, granted));
-    spawn_stand_ins(
-        sessions_.emplace(node.address(), std::move(s)).first->second);
+    promise.deliver(caf::make_message(node_join_atom_v, s.secret, s.workers));
+    sessions_.start(this, s);
+    count_sessions();
     return promise;
+  }
+
+  void count_sessions() {
+    counters_.sessions = sessions_.size();
+    counters_.remote_workers = sessions_.stand_ins();
   }
 
   /// The session the sender belongs to, if `secret` is its secret; counts
   /// and logs a forged message otherwise.
-  live_session* session_of(const std::string& secret) {
-    if (auto& src = current_sender(); src != nullptr) {
-      auto i = sessions_.find(src->address());
-      if (i != sessions_.end() && detail::same_secret(secret, i->second.secret))
-        return &i->second;
-    }
+  detail::node_sessions::session* session_of(const std::string& secret) {
+    if (auto s = sessions_.find(current_sender(), secret))
+      return s;
     ++counters_.forged;
     log_limited("dropped a message with an unknown session from " + peer());
     return nullptr;
@@ -356,55 +332,11 @@ private:
     send(s->stand_ins[slot], std::move(msg));
   }
 
-  void spawn_stand_ins(live_session& s) {
-    for (uint32_t slot = 0; slot < s.workers; ++slot) {
-      detail::stand_in_config cfg{pool_,
-                                  caf::actor_cast<caf::actor>(this),
-                                  s.node,
-                                  s.secret,
-                                  s.id,
-                                  slot,
-                                  options_.attempt_timeout(),
-                                  options_.join_timeout(),
-                                  check_,
-                                  result_type_};
-      auto stand_in = detail::spawn_stand_in(system(), std::move(cfg));
-      s.stand_ins.push_back(stand_in);
-      request(pool_, options_.join_timeout(), join_pool_atom_v, stand_in)
-          .then([] {},
-                [this, stand_in](caf::error& err) {
-                  log(log_level::warning,
-                      "the pool did not take a remote worker: " +
-                          describe(err));
-                  send_exit(stand_in, caf::exit_reason::user_shutdown);
-                });
-    }
-    counters_.remote_workers += s.stand_ins.size();
-    counters_.sessions = sessions_.size();
-  }
-
-  /// Stops the stand-ins: the shepherd sees them go and retries what they
-  /// held.
-  void stop_stand_ins(live_session& s, const caf::error& reason) {
-    for (auto& stand_in : s.stand_ins)
-      send_exit(stand_in, reason);
-    counters_.remote_workers -= s.stand_ins.size();
-    s.stand_ins.clear();
-  }
-
-  void end_session(const caf::actor_addr& key, caf::error reason,
+  void end_session(const caf::actor_addr& key, const caf::error& reason,
                    const std::string& why) {
-    auto i = sessions_.find(key);
-    if (i == sessions_.end())
-      return;
-    auto& s = i->second;
-    stop_stand_ins(s, reason);
-    demonitor(s.node);
-    book_.close(s.id);
-    by_id_.erase(s.id);
-    log(log_level::info, "node " + caf::to_string(s.node.node()) + " " + why);
-    sessions_.erase(i);
-    counters_.sessions = sessions_.size();
+    if (sessions_.end(this, key, reason))
+      log(log_level::info, "node " + caf::to_string(key.node()) + " " + why);
+    count_sessions();
   }
 
   void on_note(uint64_t id, detail::attempt_note what) {
@@ -421,40 +353,28 @@ private:
       case detail::attempt_note::answered:
         break;
     }
-    if (!book_.note(id, what, detail::remote_clock::now()))
-      return;
-    auto key = by_id_.find(id);
-    if (key == by_id_.end())
-      return;
-    auto& s = sessions_.at(key->second);
-    ++counters_.quarantines;
-    auto node = caf::to_string(s.node.node());
-    auto span = duration_text(options_.quarantine_for());
-    log_limited("node " + node + " quarantined for " + span + " after " +
-                std::to_string(options_.quarantine_after()) +
-                " faults in a row (" + (what == detail::attempt_note::timed_out
-                                            ? "timeouts"
-                                            : "results of the wrong type") +
-                ")");
-    stop_stand_ins(s, caf::make_error(remote_errc::quarantined, node, span));
-    delayed_send(this, options_.quarantine_for(), remote_free_atom_v, id);
+    if (auto s = sessions_.note(this, id, what)) {
+      ++counters_.quarantines;
+      log_limited("node " + caf::to_string(s->node.node()) +
+                  " quarantined for " +
+                  duration_text(sessions_.limits().quarantine_for) +
+                  " after " +
+                  std::to_string(sessions_.limits().quarantine_after) +
+                  " faults in a row (the last: " +
+                  (what == detail::attempt_note::timed_out
+                       ? "a timeout"
+                       : "a result of the wrong type") +
+                  ")");
+      count_sessions();
+    }
   }
 
   void on_free(uint64_t id) {
-    auto key = by_id_.find(id);
-    if (key == by_id_.end())
-      return;
-    auto now = detail::remote_clock::now();
-    if (!book_.release(id, now)) {
-      if (book_.quarantined(id, now)) // (timer a little early)
-        delayed_send(this, std::chrono::milliseconds(50), remote_free_atom_v,
-                     id);
-      return;
+    if (auto s = sessions_.release(this, id)) {
+      log(log_level::info,
+          "node " + caf::to_string(s->node.node()) + " gets work again");
+      count_sessions();
     }
-    auto& s = sessions_.at(key->second);
-    log(log_level::info,
-        "node " + caf::to_string(s.node.node()) + " gets work again");
-    spawn_stand_ins(s);
   }
 
   void on_down(caf::down_msg& msg) {
@@ -468,27 +388,22 @@ private:
           "pool stopped (" + exit_text(msg.reason) + "), unpublishing");
       send(system().middleman().actor_handle(), caf::unpublish_atom_v,
            address(), uint16_t{0});
-      while (!sessions_.empty())
-        end_session(sessions_.begin()->first, msg.reason, "released");
+      sessions_.end_all(this, msg.reason);
+      count_sessions();
       quit(msg.reason);
       return;
     }
-    if (sessions_.count(msg.source) > 0)
-      end_session(msg.source, caf::exit_reason::remote_link_unreachable,
-                  "is gone (" + exit_text(msg.reason) + ")");
+    end_session(msg.source, caf::exit_reason::remote_link_unreachable,
+                "is gone (" + exit_text(msg.reason) + ")");
   }
 
   caf::actor pool_;
   remote_options options_;
   log_hook log_;
-  detail::result_check check_;
-  std::string result_type_;
-  detail::session_book book_;
+  detail::node_sessions sessions_;
   std::shared_ptr<detail::port_guard> guard_;
   detail::log_limiter limiter_;
   gatekeeper_stats counters_;
-  std::map<caf::actor_addr, live_session> sessions_;
-  std::map<uint64_t, caf::actor_addr> by_id_;
 };
 
 } // namespace

@@ -5,13 +5,13 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
 #include <caf/message_builder.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "pool/duration_text.hpp"
 #include "pool/errors.hpp"
 #include "pool/protocol.hpp"
-#include "pool/remote_session.hpp"
 #include "pool/remote_types.hpp"
 
 namespace pool::detail {
@@ -179,6 +179,118 @@ caf::behavior stand_in(stand_in_actor* self, stand_in_config cfg) {
 
 caf::actor spawn_stand_in(caf::actor_system& sys, stand_in_config cfg) {
   return sys.spawn(stand_in, std::move(cfg));
+}
+
+// -- node sessions ------------------------------------------------------------
+
+caf::expected<node_sessions::session*>
+node_sessions::open(caf::event_based_actor* self, const caf::actor& node,
+                    uint32_t wanted) {
+  end(self, node.address(), caf::exit_reason::user_shutdown);
+  auto admitted = book_.open(wanted);
+  if (!admitted)
+    return std::move(admitted.error());
+  session s;
+  s.id = admitted->first;
+  s.workers = admitted->second;
+  s.node = node;
+  try {
+    s.secret = make_session_secret();
+  } catch (std::exception& ex) {
+    book_.close(s.id);
+    return caf::make_error(caf::sec::runtime_error,
+                           std::string{"no session secret: "} + ex.what());
+  }
+  self->monitor(node);
+  by_id_[s.id] = node.address();
+  return &sessions_.emplace(node.address(), std::move(s)).first->second;
+}
+
+void node_sessions::start(caf::event_based_actor* self, session& s) {
+  for (uint32_t slot = 0; slot < s.workers; ++slot) {
+    auto cfg = proto_;
+    cfg.gatekeeper = caf::actor_cast<caf::actor>(self);
+    cfg.node = s.node;
+    cfg.secret = s.secret;
+    cfg.session = s.id;
+    cfg.slot = slot;
+    auto stand_in = spawn_stand_in(self->system(), std::move(cfg));
+    s.stand_ins.push_back(stand_in);
+    self->request(proto_.pool, proto_.join_timeout, join_pool_atom_v, stand_in)
+        .then([] {},
+              [self, stand_in](caf::error&) {
+                // The pool refused it (it is stopping): no work through it.
+                self->send_exit(stand_in, caf::exit_reason::user_shutdown);
+              });
+  }
+  running_ += s.stand_ins.size();
+}
+
+node_sessions::session*
+node_sessions::find(const caf::strong_actor_ptr& sender,
+                    const std::string& secret) {
+  if (sender == nullptr)
+    return nullptr;
+  auto i = sessions_.find(sender->address());
+  if (i == sessions_.end() || !same_secret(secret, i->second.secret))
+    return nullptr;
+  return &i->second;
+}
+
+void node_sessions::stop(session& s, const caf::error& reason) {
+  for (auto& stand_in : s.stand_ins)
+    caf::anon_send_exit(stand_in, reason);
+  running_ -= s.stand_ins.size();
+  s.stand_ins.clear();
+}
+
+bool node_sessions::end(caf::event_based_actor* self,
+                        const caf::actor_addr& node, const caf::error& reason) {
+  auto i = sessions_.find(node);
+  if (i == sessions_.end())
+    return false;
+  stop(i->second, reason);
+  self->demonitor(i->second.node);
+  book_.close(i->second.id);
+  by_id_.erase(i->second.id);
+  sessions_.erase(i);
+  return true;
+}
+
+void node_sessions::end_all(caf::event_based_actor* self,
+                            const caf::error& reason) {
+  while (!sessions_.empty())
+    end(self, sessions_.begin()->first, reason);
+}
+
+node_sessions::session* node_sessions::note(caf::event_based_actor* self,
+                                            uint64_t id, attempt_note what) {
+  if (!book_.note(id, what, remote_clock::now()))
+    return nullptr;
+  auto& s = sessions_.at(by_id_.at(id));
+  stop(s, caf::make_error(remote_errc::quarantined,
+                          caf::to_string(s.node.node()),
+                          duration_text(book_.limits().quarantine_for)));
+  self->delayed_send(self, book_.limits().quarantine_for, remote_free_atom_v,
+                     id);
+  return &s;
+}
+
+node_sessions::session* node_sessions::release(caf::event_based_actor* self,
+                                               uint64_t id) {
+  auto key = by_id_.find(id);
+  if (key == by_id_.end())
+    return nullptr;
+  auto now = remote_clock::now();
+  if (!book_.release(id, now)) {
+    if (book_.quarantined(id, now)) // (the timer came a little early)
+      self->delayed_send(self, std::chrono::milliseconds(50),
+                         remote_free_atom_v, id);
+    return nullptr;
+  }
+  auto& s = sessions_.at(key->second);
+  start(self, s);
+  return &s;
 }
 
 caf::error sanitize_remote_error(const caf::error& err) {

@@ -76,10 +76,11 @@ struct published {
   uint16_t port = 0;
   captured log;
 
-  published(caf::actor_system& sys, pool::remote_options remote) : sys(sys) {
+  published(caf::actor_system& sys, pool::remote_options remote,
+            pool::pool_options opts = pool::pool_options{})
+      : sys(sys) {
     auto spawned = pool::spawn_pool(sys, remote_demo::hash_job,
-                                    pool::pool_options{}
-                                        .workers(1)
+                                    opts.workers(1)
                                         .max_attempts(20)
                                         .backoff(1ms, 5ms)
                                         .log(pool::silent_log_hook()));
@@ -209,5 +210,38 @@ TEST_CASE("a remote attempt that outlives attempt_timeout fails and runs "
   CHECK(calls->load() > 2); // the replaced workers ran jobs
   CHECK(node_log.contains("timed out on worker"));
   // Stuck workers finish their job, then stop; the node leaves cleanly.
+  CHECK(!pool::leave_remote_pool(node_sys, *node));
+}
+
+TEST_CASE("when the pool's own attempt_timeout drops a stand-in, it joins "
+          "again once its node answered" *
+          doctest::timeout(60)) {
+  remote_config cfg;
+  caf::actor_system sys{cfg};
+  // The shepherd gives up on an attempt after 300 ms; the stand-ins wait
+  // for their node up to the remote attempt timeout (5 min by default).
+  published pub{sys, pool::remote_options{},
+                pool::pool_options{}.attempt_timeout(300ms)};
+  remote_config node_cfg;
+  caf::actor_system node_sys{node_cfg};
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto slow_start = [calls](int32_t x) {
+    if (++*calls <= 2)
+      std::this_thread::sleep_for(1s);
+    return remote_demo::hash_job(x);
+  };
+  auto node = pool::join_remote_pool(
+      node_sys, "127.0.0.1", pub.port, token, 2, slow_start,
+      pool::node_options{}
+          .kind(pool::worker_kind::dedicated)
+          .log(pool::silent_log_hook()));
+  REQUIRE(node);
+  REQUIRE(eventually([&] { return pub.stats().joined == 2; }, 10s));
+  pub.run_and_check(20);
+  auto stats = pub.stats();
+  CHECK(stats.timed_out >= 1);
+  // Both slow answers came back: both stand-ins are members again.
+  CHECK(eventually([&] { return pub.stats().joined == 2; }, 10s));
+  CHECK(pub.counters().timeouts == 0); // the remote timeout never fired
   CHECK(!pool::leave_remote_pool(node_sys, *node));
 }
