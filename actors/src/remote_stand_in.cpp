@@ -6,7 +6,6 @@
 #include <caf/actor_cast.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
-#include <caf/message_builder.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "pool/duration_text.hpp"
@@ -239,7 +238,9 @@ node_sessions::find(const caf::strong_actor_ptr& sender,
 
 void node_sessions::stop(session& s, const caf::error& reason) {
   for (auto& stand_in : s.stand_ins)
-    caf::anon_send_exit(stand_in, reason);
+    stand_in->eq_impl(caf::make_message_id(caf::message_priority::high),
+                      nullptr, nullptr,
+                      caf::exit_msg{stand_in.address(), reason});
   running_ -= s.stand_ins.size();
   s.stand_ins.clear();
 }
@@ -299,16 +300,25 @@ caf::error sanitize_remote_error(const caf::error& err) {
                            std::string{"a remote worker reported an empty "
                                        "error"});
   auto& context = err.context();
-  caf::message_builder parts;
-  for (size_t i = 0; i < context.size() && i < 8; ++i) {
-    auto text = context.match_element<std::string>(i)
-                    ? context.get_as<std::string>(i)
-                    : context.stringify(i);
-    if (text.size() > 4096)
-      text.resize(4096);
-    parts.append(std::move(text));
+  caf::message parts;
+  for (size_t i = 0; i < context.size() && i < 16; ++i) {
+    // Values that name actors (or may hold some) become text; the rest,
+    // e.g. a job's own result type in its error, stays as it came.
+    if (context.match_element<caf::actor>(i) ||
+        context.match_element<caf::strong_actor_ptr>(i) ||
+        context.match_element<caf::actor_addr>(i) ||
+        context.match_element<caf::message>(i) ||
+        context.match_element<std::vector<caf::actor>>(i) ||
+        context.match_element<std::vector<caf::strong_actor_ptr>>(i)) {
+      auto text = context.stringify(i);
+      if (text.size() > 4096)
+        text.resize(4096);
+      parts = caf::message::concat(parts, caf::make_message(std::move(text)));
+    } else {
+      parts = caf::message::concat(parts, context.slice(i, 1));
+    }
   }
-  return caf::error{err.code(), err.category(), parts.to_message()};
+  return caf::error{err.code(), err.category(), std::move(parts)};
 }
 
 } // namespace pool::detail

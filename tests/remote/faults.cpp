@@ -2,7 +2,7 @@
 // systems of this process (on 127.0.0.1): results of the wrong type, jobs
 // that outlive the remote attempt timeout, and the quarantine that
 // follows repeated faults. Callers still get every result right, exactly
-// once. Every wait is bounded.
+// once. Every wait is bounded. Also what survives of an error from a node.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -244,4 +244,28 @@ TEST_CASE("when the pool's own attempt_timeout drops a stand-in, it joins "
   CHECK(eventually([&] { return pub.stats().joined == 2; }, 10s));
   CHECK(pub.counters().timeouts == 0); // the remote timeout never fired
   CHECK(!pool::leave_remote_pool(node_sys, *node));
+}
+
+TEST_CASE("errors from a node keep their code, category and plain values, "
+          "and lose actor handles and anything past 16 elements" *
+          doctest::timeout(5)) {
+  auto err = caf::make_error(pool::pool_errc::job_failed, std::string{"exit"},
+                             int32_t{3}, caf::actor_addr{}, caf::message{});
+  auto clean = pool::detail::sanitize_remote_error(err);
+  CHECK(clean.code() == err.code());
+  CHECK(clean.category() == err.category());
+  auto& ctx = clean.context();
+  REQUIRE(ctx.size() == 4);
+  CHECK(ctx.match_elements<std::string, int32_t, std::string, std::string>());
+  CHECK(ctx.get_as<std::string>(0) == "exit");
+  CHECK(ctx.get_as<int32_t>(1) == 3);
+  caf::message many;
+  for (int i = 0; i < 20; ++i)
+    many = caf::message::concat(many, caf::make_message(i));
+  auto long_one = pool::detail::sanitize_remote_error(
+      caf::error{1, pool::pool_error_category, many});
+  CHECK(long_one.context().size() == 16);
+  // An empty error becomes a failed attempt, not a success.
+  CHECK(pool::is(pool::detail::sanitize_remote_error(caf::error{}),
+                 pool::pool_errc::job_failed));
 }

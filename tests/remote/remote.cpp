@@ -199,7 +199,7 @@ TEST_CASE("a refused join starts no worker, so its actor system shuts "
 }
 
 TEST_CASE("a local exit stops a joined node once its workers stopped, so its "
-          "actor system shuts down at once; an anonymous kill, which a "
+          "actor system shuts down at once, and an anonymous kill, which a "
           "network peer could forge, is dropped" *
           doctest::timeout(60)) {
   remote_config cfg;

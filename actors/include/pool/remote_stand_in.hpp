@@ -133,8 +133,9 @@ private:
 };
 
 /// An error from a node as the shepherd may keep it: code and category
-/// kept, context reduced to at most 8 strings of at most 4096 characters
-/// (no actor handles or other values from the wire travel on).
+/// kept, at most 16 context elements, and those that name actors (actor
+/// handles, messages) turned into text, so that no handle from the wire
+/// travels on to callers. Other values (a job's own types) stay.
 caf::error sanitize_remote_error(const caf::error& err);
 
 } // namespace pool::detail
