@@ -41,15 +41,20 @@ public:
                                          options_.max_workers_per_node(),
                                          options_.quarantine_after(),
                                          options_.quarantine_for()},
-                  detail::stand_in_config{pool_, {}, {}, {}, 0, 0,
+                  detail::stand_in_config{pool_,
+                                          {},
+                                          {},
+                                          {},
+                                          0,
+                                          0,
                                           options_.attempt_timeout(),
-                                          options_.join_timeout(), check,
+                                          options_.join_timeout(),
+                                          check,
                                           std::move(result_type)}),
         guard_(std::make_shared<detail::port_guard>(
-            detail::guard_limits{options_.max_connections(),
-                                 options_.handshake_timeout(),
-                                 options_.token_timeout(),
-                                 options_.max_message_size()},
+            detail::guard_limits{
+                options_.max_connections(), options_.handshake_timeout(),
+                options_.token_timeout(), options_.max_message_size()},
             system().node())) {
     // nop
   }
@@ -79,9 +84,8 @@ public:
 
   caf::behavior make_behavior() override {
     monitor(pool_);
-    set_down_handler([this](caf::scheduled_actor*, caf::down_msg& msg) {
-      on_down(msg);
-    });
+    set_down_handler(
+        [this](caf::scheduled_actor*, caf::down_msg& msg) { on_down(msg); });
     set_error_handler(
         [this](caf::scheduled_actor*, caf::error&) { ++counters_.dropped; });
     set_default_handler(
@@ -91,14 +95,12 @@ public:
           return answer(caf::make_error(caf::sec::unexpected_message));
         });
     return {
-        [this](node_join_atom, std::string& token,
-               uint32_t wanted) -> caf::result<caf::message> {
-          return join(token, wanted);
-        },
+        [this](node_join_atom, std::string& token, uint32_t wanted)
+            -> caf::result<caf::message> { return join(token, wanted); },
         [this](node_done_atom, std::string& secret, uint32_t slot,
                attempt_id& id, caf::message& result) {
-          relay(secret, slot, caf::make_message(status_reply_atom_v, id,
-                                                std::move(result)));
+          relay(secret, slot,
+                caf::make_message(status_reply_atom_v, id, std::move(result)));
         },
         [this](node_done_atom, std::string& secret, uint32_t slot,
                attempt_id& id, caf::error& err) {
@@ -189,8 +191,8 @@ private:
 
   /// Refusals and drops: at most 10 lines per 10 s.
   void log_limited(std::string text) {
-    if (auto line = limiter_.admit(detail::remote_clock::now(),
-                                   std::move(text)))
+    if (auto line =
+            limiter_.admit(detail::remote_clock::now(), std::move(text)))
       log(log_level::warning, *line);
   }
 
@@ -279,7 +281,8 @@ private:
       ++counters_.dropped;
       return answer(invalid("node_join", "needs a sender (the node actor)"));
     }
-    auto opened = sessions_.open(this, caf::actor_cast<caf::actor>(src), wanted);
+    auto opened =
+        sessions_.open(this, caf::actor_cast<caf::actor>(src), wanted);
     if (!opened) {
       ++counters_.joins_limited;
       log_limited("refused node_join from " + peer() + ": " +
@@ -357,8 +360,7 @@ private:
       ++counters_.quarantines;
       log_limited("node " + caf::to_string(s->node.node()) +
                   " quarantined for " +
-                  duration_text(sessions_.limits().quarantine_for) +
-                  " after " +
+                  duration_text(sessions_.limits().quarantine_for) + " after " +
                   std::to_string(sessions_.limits().quarantine_after) +
                   " faults in a row (the last: " +
                   (what == detail::attempt_note::timed_out
@@ -452,10 +454,9 @@ caf::expected<uint16_t> publish_gatekeeper(caf::actor_system& sys,
   if (!guard)
     return failure ? failure
                    : invalid("gatekeeper", "is not a pool's gatekeeper");
-  return detail::publish_guarded(sys, gatekeeper, std::move(guard),
-                                 opts.port(), opts.bind_address(),
-                                 opts.reuse_address(), opts.log(),
-                                 opts.name());
+  return detail::publish_guarded(sys, gatekeeper, std::move(guard), opts.port(),
+                                 opts.bind_address(), opts.reuse_address(),
+                                 opts.log(), opts.name());
 }
 
 } // namespace pool

@@ -55,8 +55,7 @@ public:
 
   bool consume(caf::execution_unit* ctx, const void* buf,
                size_t num_bytes) override {
-    if (!detached() &&
-        !check(ctx, static_cast<const char*>(buf), num_bytes)) {
+    if (!detached() && !check(ctx, static_cast<const char*>(buf), num_bytes)) {
       shut(ctx, port_guard::close_reason::protocol);
       return false;
     }
@@ -196,10 +195,10 @@ caf::behavior warden(caf::event_based_actor* self,
                      std::shared_ptr<port_guard> guard, caf::actor_addr whom,
                      log_hook log, std::string log_name) {
   auto& limits = guard->limits();
-  auto tick = std::clamp(
-      std::min(limits.handshake_timeout, limits.token_timeout) / 4,
-      caf::timespan{std::chrono::milliseconds(50)},
-      caf::timespan{std::chrono::seconds(1)});
+  auto tick =
+      std::clamp(std::min(limits.handshake_timeout, limits.token_timeout) / 4,
+                 caf::timespan{std::chrono::milliseconds(50)},
+                 caf::timespan{std::chrono::seconds(1)});
   struct tally {
     gatekeeper_stats logged;
     remote_clock::time_point at{};
@@ -340,18 +339,15 @@ void port_guard::count_close(close_reason why) {
   }
 }
 
-caf::expected<uint16_t> publish_guarded(caf::actor_system& sys,
-                                        const caf::actor& whom,
-                                        std::shared_ptr<port_guard> guard,
-                                        uint16_t port,
-                                        const std::string& address,
-                                        bool reuse_address, log_hook log,
-                                        std::string log_name) {
+caf::expected<uint16_t>
+publish_guarded(caf::actor_system& sys, const caf::actor& whom,
+                std::shared_ptr<port_guard> guard, uint16_t port,
+                const std::string& address, bool reuse_address, log_hook log,
+                std::string log_name) {
   auto mx = dynamic_cast<caf::io::network::default_multiplexer*>(
       &sys.middleman().backend());
   if (mx == nullptr)
-    return caf::make_error(pool_errc::invalid_option,
-                           std::string{"middleman"},
+    return caf::make_error(pool_errc::invalid_option, std::string{"middleman"},
                            std::string{"publishing a pool needs CAF's default "
                                        "network backend"});
   auto fd = caf::io::network::new_tcp_acceptor_impl(

@@ -27,8 +27,7 @@ caf::error invalid(const char* field, std::string reason) {
 }
 
 std::string exit_text(const caf::error& reason) {
-  return reason ? describe_remote(reason)
-                : std::string{"it stopped normally"};
+  return reason ? describe_remote(reason) : std::string{"it stopped normally"};
 }
 
 /// Joins a pool and runs its attempts on local workers, which it alone
@@ -40,7 +39,8 @@ public:
   node_actor(caf::actor_config& cfg, detail::node_config config,
              caf::actor first_outcome_to)
       : caf::event_based_actor(cfg), cfg_(std::move(config)),
-        log_(cfg_.options.log()), first_outcome_to_(std::move(first_outcome_to)),
+        log_(cfg_.options.log()),
+        first_outcome_to_(std::move(first_outcome_to)),
         delay_(cfg_.options.reconnect_initial()) {
     // nop
   }
@@ -76,8 +76,8 @@ public:
     set_exit_handler([this](caf::scheduled_actor*, caf::exit_msg& msg) {
       if (!msg.reason || failed_)
         return;
-      log(log_level::info, "stopping on an exit (" + exit_text(msg.reason) +
-                               ")");
+      log(log_level::info,
+          "stopping on an exit (" + exit_text(msg.reason) + ")");
       fail_node(std::move(msg.reason));
     });
     set_error_handler([this](caf::scheduled_actor*, caf::error&) {});
@@ -200,9 +200,9 @@ private:
       return;
     if (slot >= workers_.size() || running_[slot]) {
       send(gatekeeper_, node_done_atom_v, secret_, slot, record.id,
-           caf::make_error(pool_errc::job_failed,
-                           "no free worker " + std::to_string(slot) +
-                               " on this node"));
+           caf::make_error(pool_errc::job_failed, "no free worker " +
+                                                      std::to_string(slot) +
+                                                      " on this node"));
       return;
     }
     running_[slot] = record.id;
@@ -213,10 +213,10 @@ private:
   template <class T>
   void report(const attempt_id& id, T outcome) {
     auto& src = current_sender();
-    auto i = std::find_if(workers_.begin(), workers_.end(),
-                          [&](const caf::actor& x) {
-                            return src != nullptr && x.address() == src->address();
-                          });
+    auto i = std::find_if(
+        workers_.begin(), workers_.end(), [&](const caf::actor& x) {
+          return src != nullptr && x.address() == src->address();
+        });
     if (i == workers_.end())
       return; // A replaced worker's late outcome.
     auto slot = static_cast<size_t>(i - workers_.begin());
@@ -283,8 +283,8 @@ private:
   }
 
   void join(caf::actor gk) {
-    auto wanted = static_cast<uint32_t>(
-        std::min<size_t>(cfg_.workers, UINT32_MAX));
+    auto wanted =
+        static_cast<uint32_t>(std::min<size_t>(cfg_.workers, UINT32_MAX));
     request(gk, cfg_.options.join_timeout(), node_join_atom_v, cfg_.token,
             wanted)
         .then(
@@ -336,10 +336,10 @@ private:
       fail_node(std::move(err));
       return;
     }
-    log(log_level::warning,
-        "cannot rejoin the pool at " + endpoint() + " (" +
-            describe_remote(err) + "), retrying in " +
-            std::to_string(delay_.count() / 1000000) + " ms");
+    log(log_level::warning, "cannot rejoin the pool at " + endpoint() + " (" +
+                                describe_remote(err) + "), retrying in " +
+                                std::to_string(delay_.count() / 1000000) +
+                                " ms");
     retry_later();
   }
 
@@ -440,8 +440,8 @@ caf::expected<caf::actor> start_node(caf::actor_system& sys, node_config cfg) {
   forget_named_actors(sys);
   auto wait = 2 * cfg.options.join_timeout() + std::chrono::seconds(1);
   caf::scoped_actor self{sys};
-  auto handle = sys.spawn<node_actor>(std::move(cfg),
-                                      caf::actor_cast<caf::actor>(self));
+  auto handle =
+      sys.spawn<node_actor>(std::move(cfg), caf::actor_cast<caf::actor>(self));
   self->monitor(handle);
   caf::error outcome = caf::make_error(caf::sec::request_timeout);
   auto timed_out = false;
@@ -462,10 +462,10 @@ caf::expected<caf::actor> start_node(caf::actor_system& sys, node_config cfg) {
   if (outcome) {
     // A failed node ends by itself, its workers first.
     if (!gone)
-      self->receive([](caf::down_msg&) {},
-                    caf::after(wait) >> [&] {
-                      caf::anon_send_exit(handle, caf::exit_reason::kill);
-                    });
+      self->receive(
+          [](caf::down_msg&) {},
+          caf::after(wait) >>
+              [&] { caf::anon_send_exit(handle, caf::exit_reason::kill); });
     return outcome;
   }
   self->demonitor(handle);

@@ -1,5 +1,6 @@
 #include "pool/remote_session.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -68,8 +69,7 @@ session_book::open(uint32_t wanted) {
                            std::string{"asks for 0 workers"});
   if (sessions_.size() >= limits_.max_nodes)
     return caf::make_error(remote_errc::limit, std::string{"node_join"},
-                           "max_nodes is " +
-                               std::to_string(limits_.max_nodes) +
+                           "max_nodes is " + std::to_string(limits_.max_nodes) +
                                ": no room for another node");
   auto id = next_id_++;
   sessions_.emplace(id, entry{});

@@ -58,8 +58,7 @@ void start(stand_in_actor* self, work_record& record) {
   st.phase = worker_phase::working;
   self->delayed_send(self, st.cfg.attempt_timeout, remote_timeout_atom_v,
                      record.id, ++st.timer);
-  to_node(self, node_run_atom_v, st.cfg.secret, st.cfg.slot,
-          std::move(record));
+  to_node(self, node_run_atom_v, st.cfg.secret, st.cfg.slot, std::move(record));
 }
 
 /// After a report: free for the next attempt. The shepherd drops a joined
@@ -134,9 +133,8 @@ caf::behavior stand_in(stand_in_actor* self, stand_in_config cfg) {
         auto& st = self->state;
         if (!sent_by(self, st.cfg.gatekeeper) || !holds(self, id))
           return;
-        auto ok = st.cfg.check != nullptr
-                      ? st.cfg.check(result)
-                      : result.size() == 1;
+        auto ok =
+            st.cfg.check != nullptr ? st.cfg.check(result) : result.size() == 1;
         if (ok) {
           self->send(st.cfg.pool, status_reply_atom_v, id, std::move(result));
           note(self, attempt_note::answered);
@@ -225,9 +223,8 @@ void node_sessions::start(caf::event_based_actor* self, session& s) {
   running_ += s.stand_ins.size();
 }
 
-node_sessions::session*
-node_sessions::find(const caf::strong_actor_ptr& sender,
-                    const std::string& secret) {
+node_sessions::session* node_sessions::find(const caf::strong_actor_ptr& sender,
+                                            const std::string& secret) {
   if (sender == nullptr)
     return nullptr;
   auto i = sessions_.find(sender->address());
@@ -269,9 +266,9 @@ node_sessions::session* node_sessions::note(caf::event_based_actor* self,
   if (!book_.note(id, what, remote_clock::now()))
     return nullptr;
   auto& s = sessions_.at(by_id_.at(id));
-  stop(s, caf::make_error(remote_errc::quarantined,
-                          caf::to_string(s.node.node()),
-                          duration_text(book_.limits().quarantine_for)));
+  stop(s,
+       caf::make_error(remote_errc::quarantined, caf::to_string(s.node.node()),
+                       duration_text(book_.limits().quarantine_for)));
   self->delayed_send(self, book_.limits().quarantine_for, remote_free_atom_v,
                      id);
   return &s;

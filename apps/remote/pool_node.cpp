@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
     ++jobs_run;
     return remote_demo::hash_job(x);
   };
-  auto opts = pool::node_options{}
-                  .kind(kind == "dedicated" ? pool::worker_kind::dedicated
+  auto opts = pool::node_options{}.kind(kind == "dedicated"
+                                            ? pool::worker_kind::dedicated
                                             : pool::worker_kind::cooperative);
   if (*give_up_ms > 0)
     opts.give_up_after(std::chrono::milliseconds(*give_up_ms));

@@ -26,8 +26,8 @@ int main() {
   caf::actor_system sys{cfg};
   auto quiet = pool::silent_log_hook();
   // No local worker takes work while the node is there: it is busy.
-  auto pool = pool::spawn_pool(sys, triple,
-                               pool::pool_options{}.workers(1).log(quiet));
+  auto pool =
+      pool::spawn_pool(sys, triple, pool::pool_options{}.workers(1).log(quiet));
   if (!pool) {
     std::cerr << "consumer: " << pool::describe(pool.error()) << '\n';
     return 1;
@@ -40,14 +40,15 @@ int main() {
   }
   config node_cfg;
   caf::actor_system node_sys{node_cfg};
-  auto node = pool::join_remote_pool(node_sys, "127.0.0.1", *port, "consumer",
-                                     1, triple, pool::node_options{}.log(quiet));
+  auto node =
+      pool::join_remote_pool(node_sys, "127.0.0.1", *port, "consumer", 1,
+                             triple, pool::node_options{}.log(quiet));
   if (!node) {
     std::cerr << "consumer: " << pool::describe_remote(node.error()) << '\n';
     return 1;
   }
-  auto result = pool::blocking_submit<int64_t>(sys, *pool,
-                                               std::chrono::seconds(10), 14);
+  auto result =
+      pool::blocking_submit<int64_t>(sys, *pool, std::chrono::seconds(10), 14);
   pool::leave_remote_pool(node_sys, *node);
   caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
   if (!result) {

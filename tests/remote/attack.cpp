@@ -25,16 +25,16 @@ std::string line_of(const std::string& text, const std::string& prefix) {
 
 /// Every actor of this process in the registry by id in 1..max: the pool's
 /// actors must not be among them.
-std::vector<std::string> registered(caf::actor_system& sys,
-                                    caf::actor_id max) {
+std::vector<std::string> registered(caf::actor_system& sys, caf::actor_id max) {
   std::vector<std::string> result;
   for (caf::actor_id id = 1; id <= max; ++id)
     if (auto ptr = sys.registry().get(id))
-      result.push_back(std::to_string(id) + ":" +
-                       dynamic_cast<caf::local_actor*>(ptr->get())->name() +
-                       (ptr->get()->getf(caf::abstract_actor::is_registered_flag)
-                            ? ""
-                            : "(hidden)"));
+      result.push_back(
+          std::to_string(id) + ":" +
+          dynamic_cast<caf::local_actor*>(ptr->get())->name() +
+          (ptr->get()->getf(caf::abstract_actor::is_registered_flag)
+               ? ""
+               : "(hidden)"));
   return result;
 }
 
@@ -65,12 +65,10 @@ TEST_CASE("strangers without the token reach nothing by actor id, with "
       [&] { got = run_operations(sys, served.handle, 5000, 60s); }};
   auto port = std::to_string(served.port);
   auto ids = std::to_string(max_id);
-  child with_caf{dir,
-                 "caf",
-                 {REMOTE_ATTACKER, "caf", "127.0.0.1", port, ids, legit}};
-  child by_hand{dir,
-                "probe",
-                {REMOTE_ATTACKER, "probe", "127.0.0.1", port, ids, legit}};
+  child with_caf{
+      dir, "caf", {REMOTE_ATTACKER, "caf", "127.0.0.1", port, ids, legit}};
+  child by_hand{
+      dir, "probe", {REMOTE_ATTACKER, "probe", "127.0.0.1", port, ids, legit}};
   REQUIRE_MESSAGE(with_caf.wait(60s) == 0, with_caf.err());
   REQUIRE_MESSAGE(by_hand.wait(60s) == 0, by_hand.err());
   callers.join();
@@ -81,7 +79,8 @@ TEST_CASE("strangers without the token reach nothing by actor id, with "
   // id but a few unknown (the gatekeeper and CAF's own hidden helpers), so
   // CAF killed those proxies; nothing answered but errors, and the spy
   // worker never heard from a pool.
-  CHECK(line_of(caf_out, "caf named ConfigServ") == "caf named ConfigServ none");
+  CHECK(line_of(caf_out, "caf named ConfigServ") ==
+        "caf named ConfigServ none");
   CHECK(line_of(caf_out, "caf named SpawnServ") == "caf named SpawnServ none");
   auto caf_line = line_of(caf_out, "caf requests");
   REQUIRE(!caf_line.empty());
@@ -96,9 +95,9 @@ TEST_CASE("strangers without the token reach nothing by actor id, with "
   // Hand-crafted BASP: each protocol attack closed its connection; the
   // scan reached the pool (its requests came back as errors) and got no
   // answer.
-  for (auto scenario : {"before-handshake", "4gib-header",
-                        "routed-forged-sender", "forged-down",
-                        "route-takeover", "self-claim"})
+  for (auto scenario :
+       {"before-handshake", "4gib-header", "routed-forged-sender",
+        "forged-down", "route-takeover", "self-claim"})
     CHECK(line_of(raw_out, std::string{"raw "} + scenario) ==
           std::string{"raw "} + scenario + " closed");
   auto scan = line_of(raw_out, "raw scan");
@@ -162,9 +161,8 @@ TEST_CASE("the port survives garbage, a peer that never presents the token "
   MESSAGE(out);
   CHECK(line_of(out, "raw garbage") == "raw garbage closed");
   CHECK(line_of(out, "raw no-token") == "raw no-token closed");
-  CHECK(line_of(out, "raw idle") == "raw idle opened " +
-                                         std::to_string(flood) + " closed " +
-                                         std::to_string(flood));
+  CHECK(line_of(out, "raw idle") == "raw idle opened " + std::to_string(flood) +
+                                        " closed " + std::to_string(flood));
   check_all_done(got, 3000);
   auto counters = served.counters();
   MESSAGE(pool::to_string(counters));

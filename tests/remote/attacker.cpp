@@ -17,25 +17,25 @@
 // status 0 when it ran to the end.
 #include <atomic>
 #include <chrono>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -81,8 +81,8 @@ int run_caf(caf::actor_system& sys, const std::string& host, uint16_t port,
     return 1;
   }
   auto pool_node = gk->node();
-  auto basp = sys.middleman().named_broker<caf::io::basp_broker>(
-      caf::atom("BASP"));
+  auto basp =
+      sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
   // Named actors: CAF's configuration server hands out any named actor
   // (what middleman::remote_lookup asks, but as a request, so that a
   // missing receiver answers at once), the spawn server spawns.
@@ -90,12 +90,12 @@ int run_caf(caf::actor_system& sys, const std::string& host, uint16_t port,
     caf::scoped_actor asker{sys};
     std::string found = "none";
     asker
-        ->request(basp, 5s, caf::forward_atom_v, pool_node, name,
-                  name == caf::atom("ConfigServ")
-                      ? caf::make_message(caf::get_atom_v,
-                                          caf::atom("ConfigServ"))
-                      : caf::make_message(caf::sys_atom_v, caf::get_atom_v,
-                                          std::string{"info"}))
+        ->request(
+            basp, 5s, caf::forward_atom_v, pool_node, name,
+            name == caf::atom("ConfigServ")
+                ? caf::make_message(caf::get_atom_v, caf::atom("ConfigServ"))
+                : caf::make_message(caf::sys_atom_v, caf::get_atom_v,
+                                    std::string{"info"}))
         .receive([&](caf::message& x) { found = "FOUND " + to_string(x); },
                  [&](caf::error&) {});
     std::cout << "caf named " << caf::to_string(name) << ' ' << found
@@ -107,12 +107,12 @@ int run_caf(caf::actor_system& sys, const std::string& host, uint16_t port,
   // A worker of ours: if any pool took it, it would hear from it.
   auto heard = std::make_shared<std::atomic<int>>(0);
   auto spy = sys.spawn([heard](caf::event_based_actor* self) {
-    self->set_default_handler([heard](caf::scheduled_actor*,
-                                      caf::message_view&)
-                                  -> caf::result<caf::message> {
-      ++*heard;
-      return caf::message{};
-    });
+    self->set_default_handler(
+        [heard](caf::scheduled_actor*,
+                caf::message_view&) -> caf::result<caf::message> {
+          ++*heard;
+          return caf::message{};
+        });
     return caf::behavior{[heard](pool::pool_event&) { ++*heard; }};
   });
   struct tally {
@@ -128,15 +128,15 @@ int run_caf(caf::actor_system& sys, const std::string& host, uint16_t port,
   auto on_answer = [count](const char* what, caf::actor_id id) {
     return [count, what, id](caf::message& x) {
       std::lock_guard<std::mutex> guard{count->mtx};
-      count->what.push_back(std::string{what} + "@" + std::to_string(id) +
-                            "=" + caf::to_string(x));
+      count->what.push_back(std::string{what} + "@" + std::to_string(id) + "=" +
+                            caf::to_string(x));
       ++count->answers;
     };
   };
   std::vector<caf::actor> targets;
   for (caf::actor_id id = 1; id <= max_id; ++id)
-    targets.push_back(caf::actor_cast<caf::actor>(
-        proxies.get_or_put(pool_node, id)));
+    targets.push_back(
+        caf::actor_cast<caf::actor>(proxies.get_or_put(pool_node, id)));
   // CAF announces each new proxy to the pool's node, which answers at once
   // with a down message for an id it does not know (not in its registry):
   // the proxy dies, and requests to it then fail by timeout on this side.
@@ -187,8 +187,8 @@ int run_caf(caf::actor_system& sys, const std::string& host, uint16_t port,
     }
   });
   // Wait for every outcome (each request times out after 2 s).
-  for (int i = 0; i < 100 && count->answers + count->errors + count->timeouts <
-                                 wanted;
+  for (int i = 0;
+       i < 100 && count->answers + count->errors + count->timeouts < wanted;
        ++i)
     std::this_thread::sleep_for(100ms);
   // Forged results with a made-up session, a forged join, and forged down
@@ -202,18 +202,16 @@ int run_caf(caf::actor_system& sys, const std::string& host, uint16_t port,
   for (caf::actor_id id = 1; id <= 300 && legit; ++id) {
     auto victim = proxies.get_or_put(legit, id);
     if (victim)
-      caf::anon_send(*gk, caf::down_msg{victim->address(),
-                                        caf::exit_reason::kill});
+      caf::anon_send(*gk,
+                     caf::down_msg{victim->address(), caf::exit_reason::kill});
   }
   // A request with a forwarding stack: the answer would go to the spy.
   caf::actor_cast<caf::abstract_actor*>(*gk)->enqueue(
       caf::make_mailbox_element(
-                  caf::actor_cast<caf::strong_actor_ptr>(self),
-                  caf::make_message_id(),
-                  {caf::actor_cast<caf::strong_actor_ptr>(spy)},
-                  pool::control_atom_v, std::string{"guess"},
-                  pool::pool_stats_atom_v),
-              nullptr);
+          caf::actor_cast<caf::strong_actor_ptr>(self), caf::make_message_id(),
+          {caf::actor_cast<caf::strong_actor_ptr>(spy)}, pool::control_atom_v,
+          std::string{"guess"}, pool::pool_stats_atom_v),
+      nullptr);
   // Exits, last: to every id, and to the gatekeeper as kill.
   for (auto& to : targets) {
     caf::anon_send_exit(to, caf::exit_reason::kill);
@@ -344,7 +342,8 @@ private:
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       pollfd p{fd_, POLLIN, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      if (left.count() <= 0 ||
+          ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
         return false;
       auto n = ::recv(fd_, buf.data() + got, buf.size() - got, 0);
       if (n <= 0) {
@@ -388,16 +387,15 @@ int run_probe(caf::actor_system& sys, const std::string& host, uint16_t port,
     header hdr;
     std::vector<char> payload;
     peer.receive(hdr, payload, fast); // the server's handshake
-    peer.send(header{message_type::direct_message, 0, 0, request_id(1), 1,
-                     1},
+    peer.send(header{message_type::direct_message, 0, 0, request_id(1), 1, 1},
               no_stages(), caf::make_message(pool::drain_atom_v));
     report("before-handshake", peer.closed_by_server(fast));
   }
   { // One header announcing 4 GiB: CAF would allocate and zero it.
     raw_peer peer{sys, host, port};
     peer.handshake(fresh_node(), pool_node, gk);
-    peer.send_header_only(header{message_type::direct_message, 0, 0xFFFFFFF0u,
-                                 async_id, 1, gk});
+    peer.send_header_only(
+        header{message_type::direct_message, 0, 0xFFFFFFF0u, async_id, 1, gk});
     report("4gib-header", peer.closed_by_server(fast));
   }
   { // A routed message that claims to come from the gatekeeper itself.
@@ -427,8 +425,7 @@ int run_probe(caf::actor_system& sys, const std::string& host, uint16_t port,
     header hdr;
     std::vector<char> payload;
     peer.receive(hdr, payload, fast);
-    peer.send(header{message_type::client_handshake, 0, 0, 0, 0, 0},
-              pool_node);
+    peer.send(header{message_type::client_handshake, 0, 0, 0, 0, 0}, pool_node);
     report("self-claim", peer.closed_by_server(fast));
   }
   { // Every id, every command, as a handshaken stranger.
@@ -444,9 +441,9 @@ int run_probe(caf::actor_system& sys, const std::string& host, uint16_t port,
     };
     for (caf::actor_id id = 1; id <= max_id; ++id) {
       for (auto& cmd : commands)
-        peer.send(header{message_type::direct_message, 0, 0, request_id(++n),
-                         1, id},
-                  no_stages(), cmd);
+        peer.send(
+            header{message_type::direct_message, 0, 0, request_id(++n), 1, id},
+            no_stages(), cmd);
       peer.send(header{message_type::direct_message, 0, 0, async_id, 1, id},
                 no_stages(),
                 caf::make_message(caf::exit_msg{{}, caf::exit_reason::kill}));

@@ -79,16 +79,15 @@ struct published {
   published(caf::actor_system& sys, pool::remote_options remote,
             pool::pool_options opts = pool::pool_options{})
       : sys(sys) {
-    auto spawned = pool::spawn_pool(sys, remote_demo::hash_job,
-                                    opts.workers(1)
-                                        .max_attempts(20)
-                                        .backoff(1ms, 5ms)
-                                        .log(pool::silent_log_hook()));
+    auto spawned =
+        pool::spawn_pool(sys, remote_demo::hash_job,
+                         opts.workers(1).max_attempts(20).backoff(1ms, 5ms).log(
+                             pool::silent_log_hook()));
     REQUIRE(spawned);
     pool = *spawned;
     remote.token(token).log(log.hook());
-    auto gk = pool::spawn_gatekeeper<decltype(remote_demo::hash_job)>(
-        sys, pool, remote);
+    auto gk = pool::spawn_gatekeeper<decltype(remote_demo::hash_job)>(sys, pool,
+                                                                      remote);
     REQUIRE(gk);
     gatekeeper = *gk;
     auto bound = pool::publish_gatekeeper(sys, gatekeeper, remote);
@@ -157,10 +156,9 @@ TEST_CASE("results of the wrong type from a node fail their attempts, which "
   caf::actor_system node_sys{node_cfg};
   // Same input, but a text instead of the pool's int64_t.
   auto liar = [](int32_t x) { return std::to_string(x); };
-  auto node = pool::join_remote_pool(node_sys, "127.0.0.1", pub.port, token,
-                                     2, liar,
-                                     pool::node_options{}.log(
-                                         pool::silent_log_hook()));
+  auto node =
+      pool::join_remote_pool(node_sys, "127.0.0.1", pub.port, token, 2, liar,
+                             pool::node_options{}.log(pool::silent_log_hook()));
   REQUIRE(node);
   REQUIRE(eventually([&] { return pub.stats().joined == 2; }, 10s));
   pub.run_and_check(50);
@@ -194,11 +192,11 @@ TEST_CASE("a remote attempt that outlives attempt_timeout fails and runs "
       std::this_thread::sleep_for(1500ms);
     return remote_demo::hash_job(x);
   };
-  auto node = pool::join_remote_pool(
-      node_sys, "127.0.0.1", pub.port, token, 2, sleeper,
-      pool::node_options{}
-          .kind(pool::worker_kind::dedicated)
-          .log(node_log.hook()));
+  auto node =
+      pool::join_remote_pool(node_sys, "127.0.0.1", pub.port, token, 2, sleeper,
+                             pool::node_options{}
+                                 .kind(pool::worker_kind::dedicated)
+                                 .log(node_log.hook()));
   REQUIRE(node);
   REQUIRE(eventually([&] { return pub.stats().joined == 2; }, 10s));
   pub.run_and_check(20);
@@ -230,11 +228,11 @@ TEST_CASE("when the pool's own attempt_timeout drops a stand-in, it joins "
       std::this_thread::sleep_for(1s);
     return remote_demo::hash_job(x);
   };
-  auto node = pool::join_remote_pool(
-      node_sys, "127.0.0.1", pub.port, token, 2, slow_start,
-      pool::node_options{}
-          .kind(pool::worker_kind::dedicated)
-          .log(pool::silent_log_hook()));
+  auto node = pool::join_remote_pool(node_sys, "127.0.0.1", pub.port, token, 2,
+                                     slow_start,
+                                     pool::node_options{}
+                                         .kind(pool::worker_kind::dedicated)
+                                         .log(pool::silent_log_hook()));
   REQUIRE(node);
   REQUIRE(eventually([&] { return pub.stats().joined == 2; }, 10s));
   pub.run_and_check(20);

@@ -452,4 +452,3 @@ long long stop_node(child& node) {
 }
 
 } // namespace
-

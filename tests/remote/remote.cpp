@@ -64,8 +64,7 @@ TEST_CASE("publish and join refuse payload types the actor system cannot "
   CHECK(pool::describe(bad_limit.error()).find("max_connections") !=
         std::string::npos);
   auto bad_deadlines = pool::publish_pool<int64_t(int32_t)>(
-      sys, *in_pool,
-      pool::remote_options{remote}.connection_deadlines(5s, 1s));
+      sys, *in_pool, pool::remote_options{remote}.connection_deadlines(5s, 1s));
   REQUIRE(!bad_deadlines);
   CHECK(pool::describe(bad_deadlines.error()).find("connection_deadlines") !=
         std::string::npos);
@@ -255,12 +254,12 @@ TEST_CASE("a join answered with an error by an actor that is not a "
   remote_config node_cfg;
   auto node_sys = std::make_unique<caf::actor_system>(node_cfg);
   auto before = node_sys->registry().running();
-  auto node = pool::join_remote_pool(
-      *node_sys, "127.0.0.1", *port, token, 3, remote_demo::hash_job,
-      pool::node_options{}
-          .kind(pool::worker_kind::dedicated)
-          .join_timeout(5s)
-          .log(pool::silent_log_hook()));
+  auto node = pool::join_remote_pool(*node_sys, "127.0.0.1", *port, token, 3,
+                                     remote_demo::hash_job,
+                                     pool::node_options{}
+                                         .kind(pool::worker_kind::dedicated)
+                                         .join_timeout(5s)
+                                         .log(pool::silent_log_hook()));
   REQUIRE(!node);
   CHECK(node.error() == caf::sec::unexpected_message);
   CHECK(seen->load() == 1); // node_join

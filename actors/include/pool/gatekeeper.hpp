@@ -28,17 +28,17 @@ namespace detail {
 /// The result type of a job `Job` (a callable type or a signature
 /// `Out(In...)`) as it travels: `caf::unit_t` for `void`.
 template <class Job>
-using remote_result_t = std::conditional_t<
-    std::is_void_v<typename job_traits<Job>::result>, caf::unit_t,
-    typename job_traits<Job>::result>;
+using remote_result_t =
+    std::conditional_t<std::is_void_v<typename job_traits<Job>::result>,
+                       caf::unit_t, typename job_traits<Job>::result>;
 
 /// Inputs and result of `Job` that `sys` cannot serialize, comma-separated;
 /// empty when all can cross the network.
 template <class Job>
 std::string unsendable_types(caf::actor_system& sys) {
   auto result = unserializable_types(sys, typename job_traits<Job>::args{});
-  auto output = unserializable_types(
-      sys, caf::detail::type_list<remote_result_t<Job>>{});
+  auto output =
+      unserializable_types(sys, caf::detail::type_list<remote_result_t<Job>>{});
   if (!output.empty())
     result += (result.empty() ? "" : ", ") + output;
   return result;

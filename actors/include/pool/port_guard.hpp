@@ -114,13 +114,11 @@ private:
 /// connections and logs the guard's refusals at a bounded rate) on the
 /// first call. Does not block. The actor system must run CAF's default
 /// multiplexer.
-caf::expected<uint16_t> publish_guarded(caf::actor_system& sys,
-                                        const caf::actor& whom,
-                                        std::shared_ptr<port_guard> guard,
-                                        uint16_t port,
-                                        const std::string& address,
-                                        bool reuse_address, log_hook log,
-                                        std::string log_name);
+caf::expected<uint16_t>
+publish_guarded(caf::actor_system& sys, const caf::actor& whom,
+                std::shared_ptr<port_guard> guard, uint16_t port,
+                const std::string& address, bool reuse_address, log_hook log,
+                std::string log_name);
 
 /// Removes CAF's "SpawnServ" and "ConfigServ" from the actor registry (by
 /// name and by id): with them, any BASP peer may spawn registered actor

@@ -89,8 +89,7 @@ public:
   void start(caf::event_based_actor* self, session& s);
 
   /// The session of `sender` if `secret` is its secret.
-  session* find(const caf::strong_actor_ptr& sender,
-                const std::string& secret);
+  session* find(const caf::strong_actor_ptr& sender, const std::string& secret);
 
   /// Ends the session of `node` (if any), stopping its stand-ins with
   /// `reason`; returns whether there was one.
