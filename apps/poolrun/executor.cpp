@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <sys/stat.h>
 
@@ -150,6 +151,17 @@ void clean_up(ssh_master& master, const job_spec& spec) {
   master.run(script + "true", out, helper_timeout);
 }
 
+/// Whether `master` ends within a moment: a session that failed with 255
+/// while its connection broke sees the failure a little before the master.
+bool master_ends(ssh_master& master) {
+  for (int i = 0; i < 50; ++i) {
+    if (!master.alive())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 /// Runs on a remote slot. `lost` is set when the host's connection broke.
 job_result run_remote(executor& ex, slot& s, const job_spec& spec,
                       const std::string& command, bool& lost,
@@ -194,10 +206,11 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
                         "cannot start '" + launch.argv[0] +
                             "': " + std::strerror(outcome.spawn_error));
   res = std::move(outcome.result);
-  // ssh's own failure is 255; the command never started without a marker.
-  if (!not_started && res.exit_code == 255 &&
-      (outcome.remote_pgid == 0 || !master.alive())) {
-    lost = !master.alive() || outcome.remote_pgid == 0;
+  // ssh's own failure is 255 (so may the command's be): the connection
+  // broke when the master ends right after, or no marker came.
+  if (!not_started && res.exit_code == 255 && !res.timed_out &&
+      (outcome.remote_pgid == 0 || master_ends(master))) {
+    lost = true;
     return res;
   }
   if (!spec.returns.empty())

@@ -101,7 +101,11 @@ void reporter::finished(const pending_job& job, std::optional<job_result> res,
                         bool log, bool dry) {
   if (res && !job.results.empty())
     write_results(job, *res);
-  held h{std::move(res), job.tag, log, dry};
+  held h{std::nullopt, job.tag, log, dry};
+  if (job.results.empty())
+    h.res = std::move(res);
+  else if (res && log) // saved with --results: as GNU parallel, not printed
+    joblog_.write(job.spec.seq, *res);
   // --line-buffer with -k: outputs whole, in order (see docs/poolrun.md).
   if (!opts_.keep_order) {
     emit(job.spec.seq, h);

@@ -51,23 +51,23 @@ std::string trim(const std::string& text) {
   return text.substr(begin, end - begin + 1);
 }
 
-/// The last non-empty lines of ssh's standard error, joined by "; ".
+/// What ssh's standard error says went wrong: its last line, and whether
+/// the host key changed (ssh's warning box says it at length).
 std::string last_words(const std::string& text) {
-  std::string result;
+  std::string last;
   size_t begin = 0;
   while (begin < text.size()) {
     auto end = text.find('\n', begin);
     if (end == std::string::npos)
       end = text.size();
     auto line = trim(text.substr(begin, end - begin));
-    // Host key warnings are long boxes; keep what says what happened.
-    if (!line.empty() && line.find("@@@") == std::string::npos)
-      result += (result.empty() ? "" : "; ") + line;
+    if (!line.empty())
+      last = line;
     begin = end + 1;
   }
-  if (result.size() > 400)
-    result = "..." + result.substr(result.size() - 400);
-  return result;
+  if (text.find("REMOTE HOST IDENTIFICATION HAS CHANGED") != std::string::npos)
+    last += " (the host key differs from the one in known_hosts)";
+  return last;
 }
 
 } // namespace
@@ -296,7 +296,9 @@ std::string remote_wrapper(const std::string& command, uint64_t seq,
   w += "(while [ -d /proc/$poolrun_sshd ] || kill -0 $poolrun_sshd 2>/dev/null;"
        "do sleep 1;done;kill -KILL -- -$$) </dev/null >/dev/null 2>&1 &";
   w += "poolrun_watch=$!;";
-  w += "\"${SHELL:-/bin/sh}\" -c " + shell_quote(command) + ";";
+  // A subshell of the login shell: no second shell start (and no second
+  // read of a .bashrc that sshd's bash reads).
+  w += "(eval " + shell_quote(command) + ");";
   w += "poolrun_status=$?;kill $poolrun_watch 2>/dev/null;"
        "exit $poolrun_status";
   return w;
