@@ -16,8 +16,11 @@ namespace poolrun {
 
 namespace {
 
-/// Jobs the runner may hold before the pool takes them.
-constexpr size_t feed_window = 4096;
+/// Jobs the runner may hold before the pool takes them: enough to keep
+/// every worker fed, few enough that long commands cost little memory.
+size_t feed_window(size_t workers) {
+  return std::max<size_t>(256, workers * 8);
+}
 
 /// -X/-m: how much of the command line one record takes.
 grouping grouping_for(const run_options& opts, size_t slots) {
@@ -87,7 +90,7 @@ std::string run_setup::prepare(run_options& opts) {
                      opts.halt.percent) ||
                     opts.eta || opts.bar;
   input = std::make_shared<feeder>(opts, std::move(inputs),
-                                   need_total ? 0 : feed_window,
+                                   need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);
   exec = std::make_shared<executor>();
   exec->slots = slots;
