@@ -136,7 +136,9 @@ caf::actor run_setup::spawn_pool(caf::actor_system& sys, std::string& error) {
     // Synchronous "normal": a recorded outcome survives a crash of
     // poolrun (not a power loss); finished commands match forever.
     pool_opts.durable(opts.journal, pool::sqlite_sync::normal)
-        .unique_window(caf::timespan::max());
+        .unique_window(caf::timespan::max())
+        // One commit for about as many jobs as run in 2 ms.
+        .commit_interval(std::chrono::milliseconds(2));
   auto store = pool::store_for(sys, pool_opts);
   if (!store) {
     error = "cannot open journal '" + opts.journal +

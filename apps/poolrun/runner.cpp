@@ -24,6 +24,12 @@ namespace {
 /// whose command ends starts the next at once.
 constexpr size_t jobs_per_worker = 2;
 
+/// With a journal each job passes through the store (enqueue, status,
+/// outcome, each acknowledged after a commit): more of them in flight
+/// keep the workers busy (measured: 4 per worker, 1.3-1.4x the time
+/// without a journal; 16, 1.1-1.3x).
+constexpr size_t journaled_jobs_per_worker = 16;
+
 /// A failure that is not the command's own (the pool stopped): reported
 /// like a command that could not run.
 job_result not_run(const pending_job& job, const caf::error& why) {
@@ -141,9 +147,12 @@ void runner_state::pump() {
   size_t taken = 0;
   // With --halt, no job waits in the pool: as GNU parallel, none starts
   // after the one that meets the condition.
-  auto per_worker = o.halt.on == halt_spec::when::never ? jobs_per_worker : 1;
+  // Jobs whose outcome waits only for the journal hold no worker.
+  auto per_worker = o.halt.on != halt_spec::when::never ? size_t{1}
+                    : journaled()                      ? journaled_jobs_per_worker
+                                                       : jobs_per_worker;
   while (!stopping_ && !queue_.empty() &&
-         running_.size() < cfg_.workers * per_worker) {
+         running_.size() - recording_ < cfg_.workers * per_worker) {
     auto job = std::move(queue_.front());
     queue_.pop_front();
     ++taken;

@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,10 +147,6 @@ public:
     in_fd_ = -1;
   }
 
-  /// Its peak resident memory in KiB (after `wait`).
-  long max_rss_kb() const {
-    return max_rss_kb_;
-  }
 
   ~child_process() {
     close_input();
@@ -220,11 +215,9 @@ public:
     }
     close_input();
     int status = 0;
-    struct rusage usage;
-    while (::wait4(pid_, &status, 0, &usage) < 0 && errno == EINTR) {
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       // retry
     }
-    max_rss_kb_ = usage.ru_maxrss;
     reaped_ = true;
     return status;
   }
@@ -267,7 +260,6 @@ public:
 private:
   pid_t pid_ = -1;
   bool reaped_ = false;
-  long max_rss_kb_ = 0;
   int in_fd_ = -1;
   int out_fd_ = -1;
   int err_fd_ = -1;
