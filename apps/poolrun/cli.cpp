@@ -2,6 +2,8 @@
 // `:::`), everything else by CLI11.
 #include "cli.hpp"
 
+#include <cstring>
+
 #include <CLI/CLI.hpp>
 
 #include "specs.hpp"
@@ -324,6 +326,13 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--resume and --resume-failed need --joblog FILE";
   if (o.replay && o.journal.empty())
     return "--replay needs --journal FILE";
+  for (auto ext : {".csv", ".tsv", ".json"})
+    if (o.results.size() > 4 &&
+        o.results.compare(o.results.size() - std::strlen(ext), std::string::npos,
+                          ext) == 0)
+      return "--results " + o.results +
+             ": CSV, TSV and JSON results files are not supported by "
+             "poolrun; give a directory";
   if (o.pipe && (o.multi_context || o.multi_plain))
     return "--pipe cannot be combined with -X or -m";
   if (o.multi_context && o.multi_plain)

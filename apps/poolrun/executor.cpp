@@ -237,6 +237,7 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
     if (auto i = ex.failed_on.find(spec.seq); i != ex.failed_on.end())
       avoid = i->second;
   }
+  bool reconnected = false;
   for (;;) {
     auto s = ex.slots->acquire(me.preferred, avoid);
     if (s == nullptr) {
@@ -255,6 +256,15 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
     auto res = host.login.local()
                    ? run_local(ex, spec, command, s->number, not_started)
                    : run_remote(ex, *s, spec, command, lost, not_started);
+    if (lost && !reconnected) {
+      // One dropped connection is not a lost host yet: reopen it once and
+      // run the command there again.
+      reconnected = true;
+      if (s->master->connect(std::chrono::seconds(15)).empty()) {
+        ex.slots->release(s);
+        continue;
+      }
+    }
     ex.slots->release(s);
     res.command = command;
     res.host = host.login.display;

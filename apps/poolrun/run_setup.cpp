@@ -38,9 +38,12 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   g.fill = true;
   g.slots = slots;
   g.budget = max_command_length > base ? max_command_length - base : 1;
-  g.cost = [tmpl, base](const record& rec) {
-    auto n = tmpl->expand({rec}, 1).size();
-    return (n > base ? n - base : 0) + 1;
+  // What one more record adds (its quoted text and a space; with -X the
+  // whole word around {} again).
+  g.cost = [tmpl](const record& rec) {
+    auto one = tmpl->expand({rec}, 1).size();
+    auto two = tmpl->expand({rec, rec}, 1).size();
+    return std::max<size_t>(two - std::min(one, two), 1);
   };
   return g;
 }

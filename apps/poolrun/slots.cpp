@@ -156,33 +156,32 @@ slot_table::~slot_table() {
 }
 
 slot* slot_table::acquire(size_t preferred, const std::vector<size_t>& avoid) {
+  auto avoided = [&](const slot& s) {
+    return std::find(avoid.begin(), avoid.end(), s.host) != avoid.end();
+  };
   std::unique_lock<std::mutex> guard{mtx_};
   for (;;) {
+    // A host the job has not failed on is worth waiting for; the others
+    // only when there is none (GNU parallel's --retries rule).
     bool any_up = false;
-    slot* fallback = nullptr;
-    slot* best = nullptr;
+    bool other_up = false;
     for (auto& s : slots_) {
       if (!hosts_[s.host].up)
         continue;
       any_up = true;
-      if (s.busy)
-        continue;
-      if (s.number == preferred &&
-          std::find(avoid.begin(), avoid.end(), s.host) == avoid.end()) {
-        best = &s;
-        break;
-      }
-      if (std::find(avoid.begin(), avoid.end(), s.host) == avoid.end()) {
-        if (best == nullptr)
-          best = &s;
-      } else if (fallback == nullptr) {
-        fallback = &s;
-      }
+      other_up = other_up || !avoided(s);
     }
     if (!any_up)
       return nullptr;
-    if (best == nullptr)
-      best = fallback;
+    slot* best = nullptr;
+    for (auto& s : slots_) {
+      if (!hosts_[s.host].up || s.busy || (other_up && avoided(s)))
+        continue;
+      if (best == nullptr || s.number == preferred)
+        best = &s;
+      if (s.number == preferred)
+        break;
+    }
     if (best != nullptr) {
       best->busy = true;
       return best;

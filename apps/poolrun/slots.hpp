@@ -69,8 +69,9 @@ public:
   }
 
   /// Takes slot `preferred` (a number) if it is free and its host up, else
-  /// a free slot on a host up, preferring hosts not in `avoid`; waits while
-  /// none is free. Nullptr when no host is up any more.
+  /// another free slot on a host up; while some host up is not in `avoid`
+  /// (those the job failed on), only such hosts' slots. Waits while none
+  /// is free. Nullptr when no host is up any more.
   slot* acquire(size_t preferred, const std::vector<size_t>& avoid);
 
   /// Gives a slot back.

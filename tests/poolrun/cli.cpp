@@ -19,7 +19,7 @@ poolrun::parsed_command_line parse(std::vector<const char*> args) {
 
 } // namespace
 
-TEST_CASE("the command starts at the first word that is no option, and "
+TEST_CASE("the command starts at the first word that is no option - and "
           "sources at the first :::" *
           doctest::timeout(10)) {
   auto p = parse({"-j2", "-k", "echo", "-n", "{}", ":::", "a", "b", "::::",
@@ -39,7 +39,7 @@ TEST_CASE("the command starts at the first word that is no option, and "
   CHECK(o.sources[3].values == std::vector<std::string>{"x"});
 }
 
-TEST_CASE("-a files come before ::: sources; no source means stdin" *
+TEST_CASE("-a files come before ::: sources - no source means stdin" *
           doctest::timeout(10)) {
   auto p = parse({"-a", "one", "--arg-file", "two", "echo", ":::", "v"});
   REQUIRE(p.error.empty());
@@ -52,7 +52,7 @@ TEST_CASE("-a files come before ::: sources; no source means stdin" *
   CHECK(q.options.command == std::vector<std::string>{"gzip"});
 }
 
-TEST_CASE("-j takes N, N%, +N, -N and 0, relative to the cores" *
+TEST_CASE("-j takes N - N% - +N - -N and 0 - relative to the cores" *
           doctest::timeout(10)) {
   using poolrun::parse_jobs;
   CHECK(parse_jobs("4")->slots(2) == 4);
@@ -69,7 +69,7 @@ TEST_CASE("-j takes N, N%, +N, -N and 0, relative to the cores" *
   CHECK(parse({}).options.jobs.slots(6) == 6);
 }
 
-TEST_CASE("durations, sizes and --halt in GNU parallel's forms" *
+TEST_CASE("durations - sizes and --halt in GNU parallel's forms" *
           doctest::timeout(10)) {
   using poolrun::parse_duration;
   CHECK(parse_duration("500ms") == caf::timespan{500ms});
@@ -99,7 +99,7 @@ TEST_CASE("durations, sizes and --halt in GNU parallel's forms" *
   CHECK(!poolrun::parse_halt("soon,fail=x", why));
 }
 
-TEST_CASE("mistakes are named: unknown options, bad values, conflicts" *
+TEST_CASE("mistakes are named: unknown options - bad values - conflicts" *
           doctest::timeout(10)) {
   CHECK(parse({"--frobnicate", "echo"}).error ==
         "unknown option '--frobnicate'");

@@ -27,7 +27,7 @@ TEST_CASE("positional strings index the fields of all records" *
   CHECK(command_template{"e {}"}.expand({{"a"}, {"b c"}}, 1) == "e a 'b c'");
 }
 
-TEST_CASE("without replacement strings the arguments are appended, quoted" *
+TEST_CASE("without replacement strings the arguments are appended - quoted" *
           doctest::timeout(10)) {
   command_template t{"echo pre"};
   CHECK(!t.has_replacements());
@@ -62,7 +62,7 @@ TEST_CASE("quoting as GNU parallel's Q()" * doctest::timeout(10)) {
   CHECK(shell_quote("$HOME") == "'$HOME'");
 }
 
-TEST_CASE("simple commands start without a shell; anything the shell "
+TEST_CASE("simple commands start without a shell - anything the shell "
           "would treat specially goes through it" *
           doctest::timeout(10)) {
   using poolrun::simple_command;
@@ -77,7 +77,7 @@ TEST_CASE("simple commands start without a shell; anything the shell "
   CHECK(simple_command("true --help x"));
 }
 
-TEST_CASE("the shell: --shell, then PARALLEL_SHELL" * doctest::timeout(10)) {
+TEST_CASE("the shell: --shell - then PARALLEL_SHELL" * doctest::timeout(10)) {
   CHECK(poolrun::choose_shell("/bin/dash") == "/bin/dash");
   ::setenv("PARALLEL_SHELL", "/bin/zsh-like", 1);
   CHECK(poolrun::choose_shell("") == "/bin/zsh-like");

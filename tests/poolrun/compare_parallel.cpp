@@ -250,7 +250,7 @@ TEST_CASE("GNU parallel vs poolrun: output modes" * doctest::timeout(120)) {
   check_same(into_dirs);
 }
 
-TEST_CASE("GNU parallel vs poolrun: joblog, resume, retries, timeout" *
+TEST_CASE("GNU parallel vs poolrun: joblog - resume - retries - timeout" *
           doctest::timeout(120)) {
   auto cmd = std::string{"echo {}; exit $(( {} % 3 == 0 ))"};
   std::vector<std::string> values = {":::", "1", "2", "3", "4", "5", "6"};
@@ -312,7 +312,7 @@ TEST_CASE("GNU parallel vs poolrun: joblog, resume, retries, timeout" *
   CHECK(ours.out == theirs.out);
 }
 
-TEST_CASE("GNU parallel vs poolrun: jobs, shell and environment" *
+TEST_CASE("GNU parallel vs poolrun: jobs - shell and environment" *
           doctest::timeout(120)) {
   // Job slots in use: as many as -j says, numbered from 1.
   for (auto jobs : {"3", "200%", "+1", "-1", "50%"}) {

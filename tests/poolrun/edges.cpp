@@ -40,7 +40,7 @@ TEST_CASE("input is streamed: a command runs and prints before standard "
   CHECK(sorted_text(run.out()) == "got first\ngot second\n");
 }
 
-TEST_CASE("memory stays flat: ten times the input (1 KiB lines, 5 MiB) "
+TEST_CASE("memory stays flat: ten times the input (1 KiB lines - 5 MiB) "
           "costs less than 2 MiB more" *
           doctest::timeout(120)) {
   auto peak = [](int lines) {
@@ -61,7 +61,7 @@ TEST_CASE("memory stays flat: ten times the input (1 KiB lines, 5 MiB) "
 }
 
 TEST_CASE("output beyond the threshold is spooled to a file: 64 MiB through "
-          "poolrun, in order with -k, in bounded memory" *
+          "poolrun - in order with -k - in bounded memory" *
           doctest::timeout(120)) {
   temp_dir tmp;
   child_process run{timed(tmp, {"-k", "-j", "2",
@@ -74,7 +74,7 @@ TEST_CASE("output beyond the threshold is spooled to a file: 64 MiB through "
   CHECK(peak_rss_kb(tmp) < 40 * 1024);
 }
 
-TEST_CASE("output stays whole per command while spooled, standard output "
+TEST_CASE("output stays whole per command while spooled - standard output "
           "before standard error" *
           doctest::timeout(60)) {
   temp_dir tmp;
@@ -109,8 +109,8 @@ TEST_CASE("--line-buffer passes lines on while the command runs" *
   CHECK(run.out() == "x\tearly\nx\tlate x\n");
 }
 
-TEST_CASE("a command too long for the system is named and not run; the "
-          "others run; exit 255" *
+TEST_CASE("a command too long for the system is named and not run - the "
+          "others run - exit 255" *
           doctest::timeout(60)) {
   temp_dir tmp;
   std::string input = "echo a\necho " + std::string(200000, 'x') + "\necho b\n";
@@ -121,8 +121,8 @@ TEST_CASE("a command too long for the system is named and not run; the "
         std::string::npos);
 }
 
-TEST_CASE("a NUL byte without -0 is named and its line not run; the others "
-          "run; exit 255" *
+TEST_CASE("a NUL byte without -0 is named and its line not run - the others "
+          "run - exit 255" *
           doctest::timeout(60)) {
   temp_dir tmp;
   auto input = "echo a\necho b\0c >> ran\necho d\n"s;
@@ -135,8 +135,8 @@ TEST_CASE("a NUL byte without -0 is named and its line not run; the others "
   CHECK(read_file(tmp / "ran").empty());
 }
 
-TEST_CASE("unreadable input, unknown options and bad values: a message "
-          "naming them, exit 255, nothing run" *
+TEST_CASE("unreadable input - unknown options and bad values: a message "
+          "naming them - exit 255 - nothing run" *
           doctest::timeout(60)) {
   temp_dir tmp;
   struct bad {
@@ -165,7 +165,7 @@ TEST_CASE("unreadable input, unknown options and bad values: a message "
   }
 }
 
-TEST_CASE("progress off a terminal: a status line on standard error, no "
+TEST_CASE("progress off a terminal: a status line on standard error - no "
           "terminal errors" *
           doctest::timeout(60)) {
   temp_dir tmp;

@@ -19,7 +19,7 @@ halt_policy policy(const std::string& text) {
 
 } // namespace
 
-TEST_CASE("no --halt: the number of failures, at most 101" *
+TEST_CASE("no --halt: the number of failures - at most 101" *
           doctest::timeout(10)) {
   halt_policy p;
   for (int i = 0; i < 150; ++i)
@@ -31,7 +31,7 @@ TEST_CASE("no --halt: the number of failures, at most 101" *
   CHECK(many.exit_status(150) == 101);
 }
 
-TEST_CASE("fail=1 halts on the first failure with its exit status, or 128 "
+TEST_CASE("fail=1 halts on the first failure with its exit status - or 128 "
           "plus its signal" *
           doctest::timeout(10)) {
   auto p = policy("now,fail=1");
@@ -44,7 +44,7 @@ TEST_CASE("fail=1 halts on the first failure with its exit status, or 128 "
   CHECK(q.exit_status(1) == 137);
 }
 
-TEST_CASE("fail=N counts; success halts with 0; done counts all" *
+TEST_CASE("fail=N counts - success halts with 0 - done counts all" *
           doctest::timeout(10)) {
   auto p = policy("soon,fail=2");
   CHECK(p.finished(true, 1, 0, 0) == halt_policy::action::none);
@@ -60,7 +60,7 @@ TEST_CASE("fail=N counts; success halts with 0; done counts all" *
   CHECK(d.exit_status(2) == 1);
 }
 
-TEST_CASE("percentages are of all jobs, and so is the exit status" *
+TEST_CASE("percentages are of all jobs - and so is the exit status" *
           doctest::timeout(10)) {
   auto p = policy("soon,fail=50%");
   CHECK(p.finished(false, 0, 0, 6) == halt_policy::action::none);

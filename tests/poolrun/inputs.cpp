@@ -63,8 +63,8 @@ std::vector<std::string> commands(run_options opts, grouping g = {}) {
 
 } // namespace
 
-TEST_CASE("records: newline, NUL and custom delimiters; a last record "
-          "without one; NUL bytes flagged" *
+TEST_CASE("records: newline - NUL and custom delimiters - a last record "
+          "without one - NUL bytes flagged" *
           doctest::timeout(10)) {
   record_reader lines{pipe_with("a\n\nb c\nlast"), true, "\n", "test"};
   CHECK(all_records(lines) ==
@@ -91,8 +91,8 @@ TEST_CASE("unreadable files are named" * doctest::timeout(10)) {
   CHECK(error.find("cannot read input file '/nonexistent/x'") == 0);
 }
 
-TEST_CASE("sources: every combination, the last varying fastest; linked "
-          "sources side by side, wrapping" *
+TEST_CASE("sources: every combination - the last varying fastest - linked "
+          "sources side by side - wrapping" *
           doctest::timeout(10)) {
   run_options o;
   o.sources = {values({"a", "b"}), values({"1", "2"})};
@@ -107,7 +107,7 @@ TEST_CASE("sources: every combination, the last varying fastest; linked "
   CHECK(commands(o).empty());
 }
 
-TEST_CASE("grouping: -n, -N0, and -X spread over the slots" *
+TEST_CASE("grouping: -n - -N0 - and -X spread over the slots" *
           doctest::timeout(10)) {
   run_options o;
   o.sources = {values({"a", "b", "c", "d", "e"})};
@@ -128,7 +128,7 @@ TEST_CASE("grouping: -n, -N0, and -X spread over the slots" *
   CHECK(commands(o, fill).front() == "a,b");
 }
 
-TEST_CASE("--pipe blocks end at record ends, at most the block size" *
+TEST_CASE("--pipe blocks end at record ends - at most the block size" *
           doctest::timeout(10)) {
   record_reader in{pipe_with("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"), true, "\n",
                    "test"};

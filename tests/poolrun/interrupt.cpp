@@ -3,8 +3,8 @@
 
 using namespace poolrun::test;
 
-TEST_CASE("first SIGINT at 2 workers: running commands finish, no new one "
-          "starts, poolrun ends by SIGINT" *
+TEST_CASE("first SIGINT at 2 workers: running commands finish - no new one "
+          "starts - poolrun ends by SIGINT" *
           doctest::timeout(60)) {
   temp_dir tmp;
   std::string input;

@@ -31,7 +31,7 @@ std::string slurp(const std::string& path) {
 
 } // namespace
 
-TEST_CASE("a line per job in GNU parallel's format; appending keeps one "
+TEST_CASE("a line per job in GNU parallel's format - appending keeps one "
           "header" *
           doctest::timeout(10)) {
   auto path = temp_path();
@@ -63,8 +63,8 @@ TEST_CASE("a line per job in GNU parallel's format; appending keeps one "
   std::remove(path.c_str());
 }
 
-TEST_CASE("reading back: the last line of a Seq wins; unknown Seqs are "
-          "unknown; a missing file is empty" *
+TEST_CASE("reading back: the last line of a Seq wins - unknown Seqs are "
+          "unknown - a missing file is empty" *
           doctest::timeout(10)) {
   auto path = temp_path();
   {

@@ -36,7 +36,7 @@ size_t count_lines(const std::string& text) {
 
 } // namespace
 
-TEST_CASE("journal at 2 workers: SIGKILL in the middle, then a rerun runs "
+TEST_CASE("journal at 2 workers: SIGKILL in the middle - then a rerun runs "
           "every command at least once and none whose output was printed "
           "again" *
           doctest::timeout(120)) {
@@ -106,7 +106,7 @@ TEST_CASE("journal at 2 workers: SIGKILL in the middle, then a rerun runs "
 }
 
 TEST_CASE("journal at 2 workers: a recorded failure still counts in the "
-          "exit status of a rerun, which does not run it again" *
+          "exit status of a rerun - which does not run it again" *
           doctest::timeout(60)) {
   temp_dir tmp;
   write_file(tmp / "commands", "echo ran >> runs; exit 4\necho fine\n");

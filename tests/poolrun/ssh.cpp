@@ -41,8 +41,8 @@ std::map<std::string, std::string> hosts_in(const std::string& log) {
 
 } // namespace
 
-TEST_CASE("two hosts over ssh, 3 slots: the output of a local run, the "
-          "Host column, PARALLEL_SEQ and PARALLEL_JOBSLOT remotely" *
+TEST_CASE("two hosts over ssh - 3 slots: the output of a local run - the "
+          "Host column - PARALLEL_SEQ and PARALLEL_JOBSLOT remotely" *
           doctest::timeout(120)) {
   sshd_lab lab;
   auto cmd = std::string{"sleep 0.2; echo {} seq=$PARALLEL_SEQ "
@@ -65,7 +65,7 @@ TEST_CASE("two hosts over ssh, 3 slots: the output of a local run, the "
 }
 
 TEST_CASE("a host that refuses the key and one with a wrong host key are "
-          "named and left out; the good host runs everything" *
+          "named and left out - the good host runs everything" *
           doctest::timeout(120)) {
   sshd_lab lab;
   child_process run{remote(lab, with({"-S", "good,refuser", "-S", "impostor",
@@ -90,7 +90,7 @@ TEST_CASE("a host that refuses the key and one with a wrong host key are "
 }
 
 TEST_CASE("a host that dies mid-run: its commands run again on the other "
-          "host, and all succeed" *
+          "host - and all succeed" *
           doctest::timeout(120)) {
   sshd_lab lab;
   auto starts = lab.dir() / "starts";
@@ -170,7 +170,7 @@ TEST_CASE("--retries retries on another host than the one that failed" *
   CHECK(sorted_text(run.out()) == "1 ok\n2 ok\n3 ok\n4 ok\n5 ok\n6 ok\n");
 }
 
-TEST_CASE("--transferfile, --return and --cleanup over the connection" *
+TEST_CASE("--transferfile - --return and --cleanup over the connection" *
           doctest::timeout(120)) {
   sshd_lab lab;
   write_file(lab.dir() / "in1", "hello\n");

@@ -14,7 +14,7 @@ pid_t pid_in(const std::string& path) {
 } // namespace
 
 TEST_CASE("timeout 300ms at 2 workers kills the command and the processes "
-          "it started, and counts it as failed" *
+          "it started - and counts it as failed" *
           doctest::timeout(60)) {
   temp_dir tmp;
   auto input = std::string{"sleep 30 & echo $! > grandchild; echo started; "
@@ -42,7 +42,7 @@ TEST_CASE("timeout 300ms at 2 workers kills the command and the processes "
   CHECK(killed.find("\t-1\t9\tsleep 30 &") != std::string::npos);
 }
 
-TEST_CASE("timeout with retries 2 at 1 worker: two attempts, both killed, "
+TEST_CASE("timeout with retries 2 at 1 worker: two attempts - both killed - "
           "one failed command" *
           doctest::timeout(60)) {
   temp_dir tmp;
