@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/behavior.hpp>
@@ -83,6 +84,7 @@ private:
   void on_operation(uint64_t seq, uint64_t operation);
   void on_event(pool::pool_event& ev);
   void on_journal_outcome(uint64_t seq, const pool::pool_event& ev);
+  void query_commit();
   void finished_earlier(uint64_t seq, const pool::operation_record& rec);
   void report_foreign();
 
@@ -108,6 +110,16 @@ private:
   std::unordered_map<uint64_t, uint64_t> seq_of_;
   std::unordered_map<uint64_t, pool::pool_event> unclaimed_;
   size_t recording_ = 0;
+  /// Journaled outcomes waiting for one status lookup to show them
+  /// committed; whether a lookup is out; the operation it will ask for.
+  struct recorded_outcome {
+    uint64_t seq;
+    std::optional<job_result> res;
+    caf::error err;
+  };
+  std::vector<recorded_outcome> awaiting_commit_;
+  bool commit_query_ = false;
+  uint64_t latest_outcome_ = 0;
   bool feed_done_ = false;
   uint64_t total_ = 0;
   /// Waiting for the whole input before starting (--halt N%, --eta, --bar).

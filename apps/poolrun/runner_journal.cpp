@@ -122,19 +122,35 @@ void runner_state::on_journal_outcome(uint64_t seq,
   }
   // Print only once the journal has the outcome: a command whose output was
   // printed never runs again on resume. A status lookup of a finished
-  // operation is answered after the store committed what came before it.
+  // operation is answered after the store committed what came before it,
+  // so one lookup covers every outcome that arrived before it was sent.
   ++recording_;
-  self_->request(cfg_.pool, caf::infinite, pool::op_status_atom_v, ev.operation)
-      .then(
-          [this, seq, res, err](pool::operation_record&) {
-            --recording_;
-            outcome(seq, res, err);
-          },
-          [this, seq, res, err](caf::error&) {
-            --recording_;
-            outcome(seq, res, err);
-          });
+  awaiting_commit_.push_back({seq, std::move(res), std::move(err)});
+  latest_outcome_ = ev.operation;
+  if (!commit_query_)
+    query_commit();
   pump();
+}
+
+void runner_state::query_commit() {
+  commit_query_ = true;
+  auto batch = std::make_shared<std::vector<recorded_outcome>>(
+      std::move(awaiting_commit_));
+  awaiting_commit_.clear();
+  auto done = [this, batch] {
+    commit_query_ = false;
+    for (auto& x : *batch) {
+      --recording_;
+      outcome(x.seq, std::move(x.res), x.err);
+    }
+    if (!awaiting_commit_.empty())
+      query_commit();
+  };
+  self_
+      ->request(cfg_.pool, caf::infinite, pool::op_status_atom_v,
+                latest_outcome_)
+      .then([done](pool::operation_record&) { done(); },
+            [done](caf::error&) { done(); });
 }
 
 void runner_state::finished_earlier(uint64_t seq,
