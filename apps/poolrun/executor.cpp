@@ -50,8 +50,7 @@ launch_spec base_launch(executor& ex, const job_spec& spec) {
 }
 
 job_result run_local(executor& ex, const job_spec& spec,
-                     const std::string& command, size_t slot,
-                     bool& not_started) {
+                     const std::string& command, size_t slot) {
   auto launch = base_launch(ex, spec);
   launch.env = job_environment(ex, spec, slot);
   auto words = simple_command(command);
@@ -66,8 +65,7 @@ job_result run_local(executor& ex, const job_spec& spec,
     launch.argv = {ex.shell, "-c", command};
     outcome = run_process(launch);
   }
-  not_started = outcome.spawn_error == ECANCELED;
-  if (outcome.spawn_error != 0 && !not_started)
+  if (outcome.spawn_error != 0)
     return cannot_start(std::move(outcome.result),
                         "cannot start '" + launch.argv[0] +
                             "': " + std::strerror(outcome.spawn_error));
@@ -164,8 +162,7 @@ bool master_ends(ssh_master& master) {
 
 /// Runs on a remote slot. `lost` is set when the host's connection broke.
 job_result run_remote(executor& ex, slot& s, const job_spec& spec,
-                      const std::string& command, bool& lost,
-                      bool& not_started) {
+                      const std::string& command, bool& lost) {
   auto& master = *s.master;
   job_result res;
   if (!master.alive()) {
@@ -200,15 +197,14 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
     table->running_remotely(me, pgid);
   };
   auto outcome = run_process(launch);
-  not_started = outcome.spawn_error == ECANCELED;
-  if (outcome.spawn_error != 0 && !not_started)
+  if (outcome.spawn_error != 0)
     return cannot_start(std::move(outcome.result),
                         "cannot start '" + launch.argv[0] +
                             "': " + std::strerror(outcome.spawn_error));
   res = std::move(outcome.result);
   // ssh's own failure is 255 (so may the command's be): the connection
   // broke when the master ends right after, or no marker came.
-  if (!not_started && res.exit_code == 255 && !res.timed_out &&
+  if (res.exit_code == 255 && !res.timed_out &&
       (outcome.remote_pgid == 0 || master_ends(master))) {
     lost = true;
     return res;
@@ -230,6 +226,18 @@ slot_affinity make_affinity(executor& ex) {
 
 caf::expected<job_result> execute(executor& ex, slot_affinity& me,
                                   const job_spec& spec) {
+  if (!attempt_begins()) {
+    // poolrun stops: this attempt never starts (the pool is gone by now).
+    job_result res;
+    res.command = fill_slot(spec.command, 0);
+    res.exit_code = -1;
+    return caf::make_error(poolrun_errc::not_started, std::move(res));
+  }
+  struct ended {
+    ~ended() {
+      attempt_done();
+    }
+  } guard;
   std::vector<size_t> avoid;
   bool several_hosts = ex.slots->remote();
   if (several_hosts) {
@@ -252,10 +260,9 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
     auto command = fill_slot(spec.command, s->number);
     auto& host = ex.slots->host(s->host);
     bool lost = false;
-    bool not_started = false;
     auto res = host.login.local()
-                   ? run_local(ex, spec, command, s->number, not_started)
-                   : run_remote(ex, *s, spec, command, lost, not_started);
+                   ? run_local(ex, spec, command, s->number)
+                   : run_remote(ex, *s, spec, command, lost);
     if (lost && !reconnected) {
       // One dropped connection is not a lost host yet: reopen it once and
       // run the command there again.
@@ -269,10 +276,6 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
     res.command = command;
     res.host = host.login.display;
     res.slot = static_cast<uint32_t>(s->number);
-    if (not_started) {
-      res.exit_code = -1;
-      return caf::make_error(poolrun_errc::not_started, std::move(res));
-    }
     if (lost) {
       // The host is gone, not the command wrong: run it again on another
       // host, within the same attempt.

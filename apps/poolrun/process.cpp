@@ -38,27 +38,12 @@ std::unordered_set<pid_t> running_groups;
 std::atomic<int> gate{open_gate};
 std::mutex park_mtx;
 std::condition_variable park_cv;
-size_t parked = 0;
+std::atomic<size_t> running_attempts{0};
+std::atomic<uint64_t> ended_attempts{0};
 
 [[noreturn]] void wait_forever() {
   for (;;)
     std::this_thread::sleep_for(std::chrono::hours(1));
-}
-
-/// Whether a command may start now; parks while poolrun stops starting.
-bool may_start() {
-  auto state = gate.load();
-  if (state == open_gate)
-    return true;
-  if (state == aborting)
-    wait_forever();
-  std::unique_lock<std::mutex> guard{park_mtx};
-  ++parked;
-  park_cv.wait(guard, [] { return gate.load() != parking; });
-  --parked;
-  if (gate.load() == aborting)
-    wait_forever();
-  return false;
 }
 
 void add_group(pid_t pgid) {
@@ -177,10 +162,6 @@ pid_t spawn_process(const std::vector<std::string>& args,
 launch_outcome run_process(const launch_spec& spec) {
   launch_outcome outcome;
   auto& res = outcome.result;
-  if (spec.gated && !may_start()) {
-    outcome.spawn_error = ECANCELED;
-    return outcome;
-  }
   bool capture_out = spec.mode != output_mode::ungroup;
   pipe_pair in_pipe;
   pipe_pair out_pipe;
@@ -352,6 +333,36 @@ launch_outcome run_process(const launch_spec& spec) {
 
 // -- stopping ------------------------------------------------------------------
 
+bool attempt_begins() {
+  // Counted first: a runner that sees no running attempt and no open
+  // gate knows none is between the two.
+  ++running_attempts;
+  auto state = gate.load();
+  if (state == open_gate)
+    return true;
+  --running_attempts;
+  if (state == aborting)
+    wait_forever();
+  std::unique_lock<std::mutex> guard{park_mtx};
+  park_cv.wait(guard, [] { return gate.load() != parking; });
+  if (gate.load() == aborting)
+    wait_forever();
+  return false;
+}
+
+void attempt_done() {
+  ++ended_attempts;
+  --running_attempts;
+}
+
+size_t attempts_running() {
+  return running_attempts.load();
+}
+
+uint64_t attempts_ended() {
+  return ended_attempts.load();
+}
+
 void stop_starting() {
   int expected = open_gate;
   gate.compare_exchange_strong(expected, parking);
@@ -367,11 +378,6 @@ void release_parked() {
     }
   }
   park_cv.notify_all();
-}
-
-size_t parked_count() {
-  std::lock_guard<std::mutex> guard{park_mtx};
-  return parked;
 }
 
 size_t signal_all_commands(int sig) {

@@ -39,9 +39,6 @@ struct launch_spec {
   /// Remote slots: standard error starts with "poolrun-pgid N\n", which is
   /// taken out (see `remote_pgid`).
   bool strip_marker = false;
-  /// Whether it waits at the start gate (`stop_starting`). Helpers of a
-  /// command that already started (a remote kill, file transfers) do not.
-  bool gated = true;
 };
 
 /// What `run_process` observed beyond the job result.
@@ -85,15 +82,25 @@ bool write_all(int fd, std::string_view text);
 
 // -- stopping -----------------------------------------------------------------
 
-/// From now on a command about to start waits (parked) instead, until
+/// An attempt of a job is about to start its command. Returns true when
+/// it may; then `attempt_done` must follow when it has ended. While poolrun
+/// stops starting (`stop_starting`) it waits (parked) until
+/// `release_parked`, and returns false. Thread-safe.
+bool attempt_begins();
+
+/// The attempt that `attempt_begins` let start has ended. Thread-safe.
+void attempt_done();
+
+/// Attempts started and not ended now; attempts ended so far.
+size_t attempts_running();
+uint64_t attempts_ended();
+
+/// From now on an attempt about to start waits (parked) instead, until
 /// `release_parked`. Safe from any thread.
 void stop_starting();
 
-/// Parked and future starts return "not started" (poolrun_errc).
+/// Parked and future attempts do not start. Safe from any thread.
 void release_parked();
-
-/// Commands parked by `stop_starting` right now.
-size_t parked_count();
 
 /// Sends `sig` to every running command's process group; returns how many.
 size_t signal_all_commands(int sig);

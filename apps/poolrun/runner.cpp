@@ -196,9 +196,11 @@ void runner_state::submit(pending_job job) {
   self_->request(cfg_.pool, caf::infinite, pool::submit_atom_v, entry.job.spec)
       .then(
           [this, seq](job_result& res) {
+            ++reported_;
             outcome(seq, std::move(res), caf::error{});
           },
           [this, seq](caf::error& err) {
+            ++reported_;
             outcome(seq, result_of(err), err);
           });
 }
@@ -273,7 +275,7 @@ void runner_state::interrupt() {
     return;
   interrupted_ = true;
   console::message("interrupted: no new commands start; waiting for " +
-                   std::to_string(running_.size() - parked_count()) +
+                   std::to_string(attempts_running()) +
                    " running (press Ctrl-C again to kill them)");
   stop_starting_jobs();
   check_end();
@@ -293,8 +295,10 @@ void runner_state::check_end() {
   if (ending_)
     return;
   if (stopping_) {
-    // Everything handed to the pool has ended or waits parked.
-    if (running_.size() > parked_count() || recording_ > 0) {
+    // No command runs, and the outcome of each that ran is here (jobs
+    // still in the pool wait parked, or never start).
+    if (attempts_running() > 0 || attempts_ended() > reported_ ||
+        recording_ > 0 || commit_query_) {
       self_->delayed_send(self_, 20ms, settle_atom_v);
       return;
     }

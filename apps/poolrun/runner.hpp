@@ -138,6 +138,9 @@ private:
   size_t skipped_failed_ = 0;
   size_t not_run_ = 0;
   size_t retries_ = 0;
+  /// Attempt outcomes received (results and retries): while stopping, the
+  /// run ends once every attempt that ended has reported.
+  uint64_t reported_ = 0;
   size_t foreign_ = 0;
   /// poolrun's own errors (bad input, unreadable input): exit 255.
   size_t own_errors_ = 0;

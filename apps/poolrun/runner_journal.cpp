@@ -87,6 +87,7 @@ void runner_state::on_event(pool::pool_event& ev) {
   switch (ev.kind) {
     case pool::event_kind::retried:
       ++retries_;
+      ++reported_;
       return;
     case pool::event_kind::completed:
     case pool::event_kind::failed:
@@ -96,6 +97,7 @@ void runner_state::on_event(pool::pool_event& ev) {
   }
   if (!journaled())
     return;
+  ++reported_; // (adopted operations of other inputs too)
   auto i = seq_of_.find(ev.operation);
   if (i == seq_of_.end()) {
     unclaimed_.emplace(ev.operation, std::move(ev));

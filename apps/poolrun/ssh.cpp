@@ -274,7 +274,6 @@ bool ssh_master::run(const std::string& remote, std::string& out,
   spec.argv = session(remote);
   spec.timeout = caf::timespan{timeout};
   spec.input = input;
-  spec.gated = false;
   auto outcome = run_process(spec);
   out = outcome.result.out;
   return outcome.spawn_error == 0 && !outcome.result.failed();

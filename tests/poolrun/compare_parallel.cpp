@@ -293,6 +293,25 @@ TEST_CASE("GNU parallel vs poolrun: joblog - resume - retries - timeout" *
     CHECK(columns(read_file(ours_dir / "jl")) ==
           columns(read_file(theirs_dir / "jl")));
   }
+  // -k: the joblog in input order too, as GNU parallel writes it.
+  {
+    auto seqs = [](const std::string& log) {
+      std::string out;
+      for (auto& line : lines_of(log))
+        out += line.substr(0, line.find('\t')) + " ";
+      return out;
+    };
+    auto kept = ordered({"-k", "-j3", "--joblog", "jl", "sleep {}; echo {}",
+                         ":::", "0.3", "0.1", "0.2"});
+    temp_dir a;
+    temp_dir b;
+    child_process ours{poolrun_argv(kept.args), "", a.path};
+    child_process theirs{parallel_argv(kept.args), "", b.path};
+    CHECK(ours.exit_code(30s) == theirs.exit_code(30s));
+    CHECK(ours.out() == theirs.out());
+    CHECK(seqs(read_file(a / "jl")) == "Seq 1 2 3 ");
+    CHECK(seqs(read_file(a / "jl")) == seqs(read_file(b / "jl")));
+  }
   // --retries N: N attempts in all; only the last one's output.
   auto retries = sorted({"--retries", "3", "echo try >> n{}; echo out{}; "
                                            "exit 1",

@@ -63,3 +63,29 @@ TEST_CASE("SIGINT while standard input is still open ends the run" *
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGINT);
 }
+
+TEST_CASE("SIGINT with a journal: the rerun runs what had not started and "
+          "nothing that was printed" *
+          doctest::timeout(60)) {
+  temp_dir tmp;
+  std::string input;
+  for (int n = 1; n <= 6; ++n)
+    input += "echo " + std::to_string(n) +
+             " >> starts; sleep 0.4; echo out " + std::to_string(n) + "\n";
+  write_file(tmp / "commands", input);
+  auto args = poolrun_argv({"-j", "2", "--journal", "j.db", "-a", "commands"});
+  child_process first{args, "", tmp.path};
+  REQUIRE(wait_for_lines(tmp / "starts", 2, 20s));
+  first.signal(SIGINT);
+  auto status = first.wait(20s);
+  CHECK(WIFSIGNALED(status));
+  auto printed = lines_of(first.out());
+  CHECK(printed.size() == 2);
+  child_process second{args, "", tmp.path};
+  CHECK(second.exit_code(30s) == 0);
+  // Every command ran once: the two of the first run, the rest now.
+  CHECK(sorted_text(read_file(tmp / "starts")) == "1\n2\n3\n4\n5\n6\n");
+  for (auto& line : printed)
+    CHECK(second.out().find(line) == std::string::npos);
+  CHECK(lines_of(second.out()).size() == 4);
+}

@@ -64,6 +64,27 @@ TEST_CASE("two hosts over ssh - 3 slots: the output of a local run - the "
   CHECK(used == std::set<std::string>{"dying", "good"});
 }
 
+TEST_CASE("--slf: N/host gives N slots and : is the local machine" *
+          doctest::timeout(120)) {
+  sshd_lab lab;
+  write_file(lab.dir() / "hosts", "# three slots behind good\n3/good\n\n1/:\n");
+  // Each command holds its slot until all four have started.
+  auto cmd = "echo ${SSH_CONNECTION:+remote} $PARALLEL_JOBSLOT >> " +
+             lab.dir() / "slots" + "; while [ $(wc -l < " + lab.dir() / "slots" +
+             ") -lt 4 ]; do sleep 0.05; done #{}";
+  child_process run{remote(lab, with({"--slf", lab.dir() / "hosts",
+                                      "--joblog", lab.dir() / "log", cmd},
+                                     numbers(4))),
+                    "", lab.dir().path};
+  CHECK(run.exit_code(60s) == 0);
+  CHECK(sorted_text(read_file(lab.dir() / "slots")) ==
+        "4\nremote 1\nremote 2\nremote 3\n");
+  std::multiset<std::string> hosts;
+  for (auto& kvp : hosts_in(read_file(lab.dir() / "log")))
+    hosts.insert(kvp.second);
+  CHECK(hosts == std::multiset<std::string>{":", "good", "good", "good"});
+}
+
 TEST_CASE("a host that refuses the key and one with a wrong host key are "
           "named and left out - the good host runs everything" *
           doctest::timeout(120)) {
