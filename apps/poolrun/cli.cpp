@@ -112,7 +112,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   };
   const std::string input = "Input";
   app.add_option("-a,--arg-file", raw.arg_files,
-                 "read arguments from FILE ('-': standard input); repeatable")
+                 "read arguments from FILE ('-': standard input); repeatable")->type_name("FILE")
       ->allow_extra_args(false)
       ->group(input);
   app.add_flag("--link,--xapply", o.link,
@@ -121,13 +121,13 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("-0,--null", raw.null, "records end with NUL, not newline")
       ->group(input);
   one(app.add_option("-d,--delimiter", raw.delimiter,
-                     "records end with DELIM (\\n \\t \\0 escapes)"))
+                     "records end with DELIM (\\n \\t \\0 escapes)")->type_name("DELIM"))
       ->group(input);
   one(app.add_option("-n,--max-args", o.max_args,
-                     "N arguments per command"))
+                     "N arguments per command")->type_name("N"))
       ->group(input);
   one(app.add_option("-N,--max-replace-args", raw.exact_args,
-                     "N arguments per command; {1}..{N} each one"))
+                     "N arguments per command; {1}..{N} each one")->type_name("N"))
       ->group(input);
   app.add_flag("-X", o.multi_context,
                "as many arguments as fit, the word around {} repeated")
@@ -138,56 +138,56 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "cut standard input into blocks fed to the commands")
       ->group(input);
   one(app.add_option("--block,--block-size", raw.block,
-                     "--pipe block size (1M; k M G suffixes)"))
+                     "--pipe block size (1M; k M G suffixes)")->type_name("SIZE"))
       ->group(input);
-  one(app.add_option("--recend", o.recend, "--pipe record end (\\n)"))
+  one(app.add_option("--recend", o.recend, "--pipe record end (\\n)")->type_name("STR"))
       ->group(input);
   const std::string running = "Running";
   one(app.add_option("-j,-P,--jobs,--max-procs", raw.jobs,
                      "commands at once: N, N%, +N, -N (of the cores), 0 "
-                     "(256); default: cores"))
+                     "(256); default: cores")->type_name("N"))
       ->group(running);
   one(app.add_option("--shell", o.shell,
                      "shell for the commands (else $PARALLEL_SHELL, the "
-                     "calling shell, $SHELL)"))
+                     "calling shell, $SHELL)")->type_name("SHELL"))
       ->group(running);
   one(app.add_option("--timeout", raw.timeout,
-                     "kill a command's process group after D (2s, 500ms)"))
+                     "kill a command's process group after D (2s, 500ms)")->type_name("D"))
       ->group(running);
   one(app.add_option("--retries", raw.retries,
-                     "N attempts in total for a failing command (0: no end)"))
+                     "N attempts in total for a failing command (0: no end)")->type_name("N"))
       ->group(running);
   one(app.add_option("--retry-delay", raw.retry_delay,
-                     "wait before a retry (100ms), doubling"))
+                     "wait before a retry (100ms), doubling")->type_name("D"))
       ->group(running);
   one(app.add_option("--halt,--halt-on-error", raw.halt,
-                     "stop early: soon|now,fail|success|done=N|N%"))
+                     "stop early: soon|now,fail|success|done=N|N%")->type_name("WHEN,WHY=N"))
       ->group(running);
   app.add_flag("--dry-run", o.dry_run, "print the commands, run nothing")
       ->group(running);
   const std::string remote = "Remote";
   app.add_option("-S,--sshlogin", o.sshlogins,
-                 "run on [N/][user@]host (':' local), comma-separated")
+                 "run on [N/][user@]host (':' local), comma-separated")->type_name("LOGIN")
       ->allow_extra_args(false)
       ->group(remote);
   app.add_option("--sshloginfile,--slf", o.sshlogin_files,
-                 "sshlogins from FILE, one a line")
+                 "sshlogins from FILE, one a line")->type_name("FILE")
       ->allow_extra_args(false)
       ->group(remote);
-  one(app.add_option("--ssh", o.ssh, "the ssh command (ssh)"))->group(remote);
+  one(app.add_option("--ssh", o.ssh, "the ssh command (ssh)")->type_name("CMD"))->group(remote);
   app.add_option("--transferfile,--tf", o.transfer_files,
-                 "copy FILE to the host first")
+                 "copy FILE to the host first")->type_name("FILE")
       ->allow_extra_args(false)
       ->group(remote);
   app.add_flag("--transfer", raw.transfer, "= --transferfile {}")
       ->group(remote);
-  app.add_option("--return", o.return_files, "copy FILE back afterwards")
+  app.add_option("--return", o.return_files, "copy FILE back afterwards")->type_name("FILE")
       ->allow_extra_args(false)
       ->group(remote);
   app.add_flag("--cleanup", o.cleanup, "remove transferred files afterwards")
       ->group(remote);
   app.add_option("--trc", raw.trc,
-                 "= --transfer --return FILE --cleanup")
+                 "= --transfer --return FILE --cleanup")->type_name("FILE")
       ->allow_extra_args(false)
       ->group(remote);
   const std::string output = "Output";
@@ -203,14 +203,14 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--tag", o.tag, "prefix output lines with the arguments")
       ->group(output);
   one(app.add_option("--tagstring", o.tagstring,
-                     "prefix output lines with STR (replacement strings)"))
+                     "prefix output lines with STR (replacement strings)")->type_name("STR"))
       ->group(output);
   one(app.add_option("--results,--res", o.results,
-                     "outputs into DIR/1/arg/stdout (GNU parallel's layout)"))
+                     "outputs into DIR/1/arg/stdout (GNU parallel's layout)")->type_name("DIR"))
       ->group(output);
   const std::string records = "Records";
   one(app.add_option("--joblog", o.joblog,
-                     "GNU parallel's joblog ('-': standard output)"))
+                     "GNU parallel's joblog ('-': standard output)")->type_name("FILE"))
       ->group(records);
   app.add_flag("--resume", o.resume, "skip the jobs in --joblog")
       ->group(records);
@@ -218,7 +218,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "skip the jobs --joblog has as succeeded, rerun failed ones")
       ->group(records);
   one(app.add_option("--journal", o.journal,
-                     "durable journal: rerun the same command line to resume"))
+                     "durable journal: rerun the same command line to resume")->type_name("FILE"))
       ->group(records);
   app.add_flag("--replay", o.replay,
                "with --journal: print outputs of earlier runs too")
@@ -233,7 +233,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--summary", o.summary, "a summary line at the end")
       ->group(progress);
   one(app.add_option("--status-interval", raw.status_interval,
-                     "off a terminal: a status line this often (10s)"))
+                     "off a terminal: a status line this often (10s)")->type_name("D"))
       ->group(progress);
   app.add_flag("--version", o.version, "print the version")->group("Other");
   app.add_flag("--will-cite,--no-notice", raw.ignored,
@@ -340,6 +340,15 @@ std::string finish(run_options& o, raw_values& raw) {
   return {};
 }
 
+/// CLI11's usage line knows no command or sources: the description has
+/// poolrun's instead.
+class usage_in_description : public CLI::Formatter {
+public:
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return "\n";
+  }
+};
+
 } // namespace
 
 parsed_command_line parse_command_line(int argc, const char* const* argv) {
@@ -356,8 +365,8 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   raw_values raw;
   CLI::App app{"poolrun"};
   app.prefix_command();
-  app.set_help_flag("-h,--help", "print this help")->group("Other");
   define_options(app, o, raw);
+  app.set_help_flag("-h,--help", "print this help")->group("Other");
   try {
     // CLI11 wants the arguments last to first.
     std::vector<std::string> reversed(head.rbegin(), head.rend());
@@ -395,7 +404,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
 std::string usage() {
   CLI::App app{"poolrun: runs a command for every input, several at once, "
                "like GNU parallel\n\n"
-               "  poolrun [OPTIONS] [COMMAND [ARGS...]] [::: VALUES...] "
+               "Usage: poolrun [OPTIONS] [COMMAND [ARGS...]] [::: VALUES...] "
                "[:::: FILES...]\n\n"
                "Without COMMAND every input line is a command. Replacement "
                "strings in\nCOMMAND: {} {.} {/} {//} {/.} {#} {%} {1} {1.} "
@@ -403,8 +412,9 @@ std::string usage() {
                "poolrun"};
   run_options o;
   raw_values raw;
-  app.set_help_flag("-h,--help", "print this help")->group("Other");
   define_options(app, o, raw);
+  app.set_help_flag("-h,--help", "print this help")->group("Other");
+  app.formatter(std::make_shared<usage_in_description>());
   app.footer("Exit status: 0 all succeeded; 1-100 that many failed; 101 "
              "more; 255 poolrun's own error.\nDetails: docs/poolrun.md");
   return app.help();
