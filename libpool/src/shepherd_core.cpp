@@ -293,6 +293,11 @@ void shepherd_core::terminate(const caf::error& reason) {
   for (auto& kvp : abandoned_)
     fx_.stop_worker(worker_handle{kvp.second, kvp.first}, true);
   abandoned_.clear();
+  // Let go of every worker handle now: pending timeouts keep the shepherd's
+  // object alive after it exits, and a dedicated worker's thread lives
+  // until its last reference goes, so an actor system's destructor, which
+  // waits for those threads, would wait for ever.
+  roster_ = worker_roster{};
 }
 
 // -- dispatch_host ------------------------------------------------------------
