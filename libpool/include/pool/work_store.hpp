@@ -1,6 +1,5 @@
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -156,31 +155,5 @@ public:
     return 0;
   }
 };
-
-namespace detail {
-
-/// Drops every entry of `operation` from the in-memory index of a store: a
-/// FIFO of due `work_record`s and a heap of delayed entries (each with a
-/// `record` member) ordered by `later`. Returns how many there were.
-/// Linear: cancellation is rare next to enqueue and dequeue.
-template <class Ready, class Delayed, class Later>
-size_t erase_operation(Ready& ready, Delayed& delayed, uint64_t operation,
-                       Later later) {
-  auto before = ready.size() + delayed.size();
-  ready.erase(std::remove_if(ready.begin(), ready.end(),
-                             [operation](const work_record& x) {
-                               return x.id.operation == operation;
-                             }),
-              ready.end());
-  delayed.erase(std::remove_if(delayed.begin(), delayed.end(),
-                               [operation](const auto& x) {
-                                 return x.record.id.operation == operation;
-                               }),
-                delayed.end());
-  std::make_heap(delayed.begin(), delayed.end(), later);
-  return before - ready.size() - delayed.size();
-}
-
-} // namespace detail
 
 } // namespace pool

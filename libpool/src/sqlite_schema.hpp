@@ -1,0 +1,28 @@
+#pragma once
+
+// Private to `sqlite_store`: the file's schema, its statements, and the
+// checks and settings applied when a file is opened.
+
+#include <caf/error.hpp>
+
+#include "sqlite_db.hpp"
+
+namespace pool::detail {
+
+/// The SQL text of statement `s`.
+const char* statement_text(sql s);
+
+/// Refuses a file that is not a store of this schema version (before
+/// writing anything), then sets the journal mode, the synchronous level and
+/// the size limit and, for an existing file with `verify_on_open`, checks
+/// its integrity. Sets `fresh` for an empty file that still needs its
+/// schema.
+caf::error prepare_file(sqlite_db& db, const sqlite_options& opts, bool& fresh);
+
+/// Creates the schema in a fresh file (inside the caller's transaction).
+caf::error create_schema(sqlite_db& db);
+
+/// Checks the meta table of an existing file.
+caf::error check_meta(sqlite_db& db);
+
+} // namespace pool::detail
