@@ -49,6 +49,10 @@ std::string to_string(pool_errc x) {
       return "store_incompatible";
     case pool_errc::store_corrupt:
       return "store_corrupt";
+    case pool_errc::store_in_use:
+      return "store_in_use";
+    case pool_errc::lease_lost:
+      return "lease_lost";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -70,6 +70,15 @@ enum class pool_errc : uint8_t {
   /// corruption); restore it from a backup or move it aside.
   /// Context: (path, SQLite's reason).
   store_corrupt = 19,
+  // 20 is taken by another branch (wrong_result_type).
+  /// Another pool owns the store: a durable store file has one owner.
+  /// Context: (path, the owner: pid, host and since when).
+  store_in_use = 21,
+  /// A shared store (PostgreSQL) reclaimed the lease of this attempt after
+  /// it expired: another shepherd may run the operation again, so the late
+  /// outcome is stale and was not recorded. Context: (attempt as text,
+  /// what happened to the lease).
+  lease_lost = 22,
 };
 
 /// Thrown by a job to say that its worker's resource (a connection, a
