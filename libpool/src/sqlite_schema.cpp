@@ -80,8 +80,8 @@ auto read_int(int64_t& out) {
   return [&out](sqlite3_stmt* stmt) { out = sqlite3_column_int64(stmt, 0); };
 }
 
-// Refuses another program's file or another schema version; sets `fresh`
-// for an empty file.
+} // namespace
+
 caf::error check_compatible(sqlite_db& db, bool& fresh) {
   int64_t app = 0;
   int64_t version = 0;
@@ -116,17 +116,12 @@ caf::error check_compatible(sqlite_db& db, bool& fresh) {
   return caf::none;
 }
 
-} // namespace
-
 const char* statement_text(sql s) {
   return statement_sql[static_cast<size_t>(s)];
 }
 
-caf::error prepare_file(sqlite_db& db, const sqlite_options& opts,
-                        bool& fresh) {
-  // Look before writing anything: never touch another program's file.
-  if (auto err = check_compatible(db, fresh))
-    return err;
+caf::error configure_file(sqlite_db& db, const sqlite_options& opts,
+                          bool fresh) {
   if (sqlite3_db_readonly(db.get(), "main") == 1)
     return caf::make_error(pool_errc::store_failed, db.path(),
                            std::string{"the file is read-only: "} +

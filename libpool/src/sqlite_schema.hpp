@@ -12,12 +12,15 @@ namespace pool::detail {
 /// The SQL text of statement `s`.
 const char* statement_text(sql s);
 
-/// Refuses a file that is not a store of this schema version (before
-/// writing anything), then sets the journal mode, the synchronous level and
-/// the size limit and, for an existing file with `verify_on_open`, checks
-/// its integrity. Sets `fresh` for an empty file that still needs its
+/// Refuses a file that is not a store of this schema version, without
+/// writing anything. Sets `fresh` for an empty file that still needs its
 /// schema.
-caf::error prepare_file(sqlite_db& db, const sqlite_options& opts, bool& fresh);
+caf::error check_compatible(sqlite_db& db, bool& fresh);
+
+/// Sets the journal mode, the synchronous level and the size limit and,
+/// for an existing file with `verify_on_open`, checks its integrity.
+caf::error configure_file(sqlite_db& db, const sqlite_options& opts,
+                          bool fresh);
 
 /// Creates the schema in a fresh file (inside the caller's transaction).
 caf::error create_schema(sqlite_db& db);

@@ -12,6 +12,7 @@
 #include "sqlite_group.hpp"
 #include "sqlite_schema.hpp"
 #include "store_codec.hpp"
+#include "store_owner.hpp"
 
 namespace pool {
 
@@ -24,6 +25,7 @@ using detail::sql_value;
 
 sqlite_store::sqlite_store(caf::actor_system& sys, std::string path)
     : sys_(sys), path_(std::move(path)) {
+  owner_ = std::make_unique<detail::store_owner>();
   db_ = std::make_unique<detail::sqlite_db>(path_);
   group_ = std::make_unique<detail::sqlite_group>(
       *db_, [this] { return load_queue(false); });
@@ -34,6 +36,15 @@ sqlite_store::~sqlite_store() {
   // back.
   group_.reset();
   db_.reset();
+  owner_.reset();
+}
+
+std::string sqlite_store::owner_file(const std::string& path) {
+  return detail::store_owner::file_of(path);
+}
+
+const std::string& sqlite_store::taken_over_from() const noexcept {
+  return owner_->previous();
 }
 
 caf::expected<std::shared_ptr<sqlite_store>>
@@ -60,8 +71,15 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
   auto& db = *db_;
   if (auto err = db.open(opts))
     return err;
+  // Look before writing anything, the sidecar included: never touch
+  // another program's file.
   bool fresh = false;
-  if (auto err = detail::prepare_file(db, opts, fresh))
+  if (auto err = detail::check_compatible(db, fresh))
+    return err;
+  // Reading is safe beside an owner; everything from here on writes.
+  if (auto err = owner_->acquire(path_))
+    return err;
+  if (auto err = detail::configure_file(db, opts, fresh))
     return err;
   // One transaction for the schema, the check of its meta data and the
   // recovery of running operations.

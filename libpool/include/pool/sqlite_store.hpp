@@ -23,6 +23,7 @@ namespace detail {
 
 class sqlite_db;
 class sqlite_group;
+class store_owner;
 
 } // namespace detail
 
@@ -137,14 +138,29 @@ public:
   /// The schema version this build reads and writes.
   static constexpr int32_t schema_version = 1;
 
-  /// Opens or creates the store at `path`. Running operations of the
-  /// previous run are made due again (at-least-once). Fails with
-  /// `store_incompatible` for a file that is not a store of this schema
-  /// version, `store_corrupt` for a damaged one, `store_failed` when the
-  /// file cannot be created, read or written (e.g. a read-only directory),
-  /// `invalid_option` for bad `opts`. Blocks while reading the file.
+  /// Opens or creates the store at `path` and takes ownership of it.
+  /// Running operations of the previous run are made due again
+  /// (at-least-once). Fails with `store_in_use` while another store (in
+  /// this process or another) has the file open, naming its pid, host and
+  /// since when; `store_incompatible` for a file that is not a store of
+  /// this schema version, `store_corrupt` for a damaged one, `store_failed`
+  /// when the file cannot be created, read or written (e.g. a read-only
+  /// directory), `invalid_option` for bad `opts`. Blocks while reading the
+  /// file, never for the owner.
+  ///
+  /// Ownership is an exclusive `flock` on the sidecar file
+  /// `owner_file(path)`, which also names the owner. The kernel releases
+  /// it when the owner closes the store or its process ends in any way, so
+  /// the owner of a crashed process is taken over at once, and the file a
+  /// refused open leaves behind is never a stale lock. Keep the store on a
+  /// local file system (as SQLite's WAL mode requires anyway).
   static caf::expected<std::shared_ptr<sqlite_store>>
   open(caf::actor_system& sys, std::string path, sqlite_options opts = {});
+
+  /// The sidecar file that holds the owner's lock of the store at `path`:
+  /// `<path>-owner`, `path` with symbolic links resolved. It stays when the
+  /// store closes (empty then); delete it only with the store file.
+  static std::string owner_file(const std::string& path);
 
   ~sqlite_store() override;
 
@@ -156,6 +172,12 @@ public:
   const std::string& path() const noexcept {
     return path_;
   }
+
+  /// The owner the sidecar file still named when this store took the file
+  /// over: a process that ended without closing it (a crash, SIGKILL), as
+  /// "pid …, host …, since …"; empty when the previous owner closed the
+  /// store or there was none.
+  const std::string& taken_over_from() const noexcept;
 
   // -- work_store -------------------------------------------------------------
 
@@ -231,6 +253,8 @@ private:
 
   caf::actor_system& sys_;
   std::string path_;
+  /// Released last: no other store opens the file before this one closed.
+  std::unique_ptr<detail::store_owner> owner_;
   std::unique_ptr<detail::sqlite_db> db_;
   std::unique_ptr<detail::sqlite_group> group_;
   /// Wall clock minus actor clock, in nanoseconds, measured at open.
