@@ -80,6 +80,11 @@ caf::error pool_options::validate() const {
     return bad("commit_interval", "must not be negative");
   if (unique_window_ < caf::timespan::zero())
     return bad("unique_window", "must not be negative");
+  if (retention_ && *retention_ <= caf::timespan::zero())
+    return bad("retention", "must be greater than zero");
+  if (retention_ && *retention_ < unique_window_)
+    return bad("retention", "must be at least unique_window (a key must "
+                            "outlive its window)");
   if (autoscale_ &&
       (workers() < autoscale_->min || workers() > autoscale_->max))
     return bad("workers", "must lie within autoscale.min and autoscale.max");

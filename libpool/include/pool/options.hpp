@@ -397,6 +397,20 @@ public:
     return unique_window_;
   }
 
+  /// With a durable store: finished operations (done, failed, cancelled)
+  /// are deleted, with their outcome and attempt history, once they
+  /// finished longer than `age` ago (`work_store::prune`, called by the
+  /// queue). Must be greater than zero and at least `unique_window`.
+  /// Default: kept forever.
+  pool_options& retention(caf::timespan age) {
+    retention_ = age;
+    return *this;
+  }
+
+  const std::optional<caf::timespan>& retention() const noexcept {
+    return retention_;
+  }
+
   /// Where the pool's log lines go. Default: `default_log_hook()` (spdlog's
   /// logger `"pool"`, stderr).
   pool_options& log(log_hook hook) {
@@ -441,6 +455,7 @@ private:
   std::optional<std::string> durable_path_;
   sqlite_sync sync_ = sqlite_sync::full;
   caf::timespan unique_window_{0};
+  std::optional<caf::timespan> retention_;
   caf::timespan commit_interval_ = std::chrono::milliseconds(1);
 };
 
