@@ -40,6 +40,9 @@ enum class sql : size_t {
   select_operation,
   select_history,
   find_key,
+  save_last_id,
+  prune_failures,
+  prune_operations,
   count, // number of statements, not a statement
 };
 

@@ -33,6 +33,20 @@ caf::error sqlite_group::write(change x, const std::string& what,
   return err;
 }
 
+caf::expected<int> sqlite_group::write_once(sql s,
+                                            const std::vector<sql_value>& args,
+                                            const std::string& what) {
+  if (broken_)
+    return broken_;
+  if (auto err = begin())
+    return err;
+  if (auto err = db_.run(s, args, what)) {
+    abort(err);
+    return err;
+  }
+  return db_.changes();
+}
+
 caf::error sqlite_group::begin() {
   if (in_group_)
     return caf::none;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <caf/error.hpp>
+#include <caf/expected.hpp>
 
 #include "pool/work_record.hpp"
 #include "sqlite_db.hpp"
@@ -41,6 +42,13 @@ public:
   /// was rolled back (`commit()` reports it too).
   caf::error write(change x, const std::string& what,
                    std::optional<attempt_id> push = std::nullopt);
+
+  /// Runs `s` with `args` in the open group, opening one if needed, without
+  /// keeping it: if the group rolls back, the write is simply gone (for
+  /// writes that the next call makes again, such as pruning). Returns the
+  /// number of rows changed. On error the group was rolled back.
+  caf::expected<int> write_once(sql s, const std::vector<sql_value>& args,
+                                const std::string& what);
 
   /// Ends the open group (see `work_store::commit`).
   caf::error commit();

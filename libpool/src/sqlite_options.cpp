@@ -29,6 +29,9 @@ caf::error sqlite_options::validate() const {
     return caf::make_error(pool_errc::invalid_option,
                            std::string{"synchronous"},
                            std::string{"must be full or normal"});
+  if (retention_ && *retention_ <= caf::timespan::zero())
+    return caf::make_error(pool_errc::invalid_option, std::string{"retention"},
+                           std::string{"must be greater than zero"});
   return caf::none;
 }
 
@@ -36,9 +39,10 @@ caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
                                                      const pool_options& opts) {
   if (!opts.durable_path())
     return std::shared_ptr<work_store>{std::make_shared<memory_store>()};
-  auto store =
-      sqlite_store::open(sys, *opts.durable_path(),
-                         sqlite_options{}.synchronous(opts.durability()));
+  auto sqlite_opts = sqlite_options{}.synchronous(opts.durability());
+  if (opts.retention())
+    sqlite_opts.retention(*opts.retention());
+  auto store = sqlite_store::open(sys, *opts.durable_path(), sqlite_opts);
   if (!store)
     return std::move(store.error());
   return std::shared_ptr<work_store>{std::move(*store)};

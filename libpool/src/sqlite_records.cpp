@@ -3,6 +3,9 @@
 // The records of operations in a `sqlite_store`: unique keys, attempt
 // histories, outcomes and lookups. The queue itself is in sqlite_store.cpp.
 
+#include <algorithm>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "pool/errors.hpp"
@@ -207,6 +210,40 @@ caf::error sqlite_store::load_history(uint64_t operation,
     err = db.fail(rc, what);
   db.reset(sql::select_history);
   return err;
+}
+
+std::optional<caf::timespan> sqlite_store::prune_interval() const {
+  if (!retention_)
+    return std::nullopt;
+  caf::timespan lo = std::chrono::seconds(1);
+  caf::timespan hi = std::chrono::minutes(10);
+  return std::clamp(*retention_ / 10, lo, hi);
+}
+
+caf::expected<size_t> sqlite_store::prune(time_point now, size_t limit) {
+  try {
+    if (!retention_ || limit == 0)
+      return size_t{0};
+    std::vector<sql_value> args{
+        detail::to_wall(now, wall_offset_) - retention_->count(),
+        static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX))};
+    auto last_id =
+        group_->write_once(sql::save_last_id, {std::to_string(last_id_)},
+                           "recording the highest operation id");
+    if (!last_id)
+      return std::move(last_id.error());
+    auto failures = group_->write_once(sql::prune_failures, args,
+                                       "pruning attempt histories");
+    if (!failures)
+      return std::move(failures.error());
+    auto rows = group_->write_once(sql::prune_operations, args,
+                                   "pruning finished operations");
+    if (!rows)
+      return std::move(rows.error());
+    return static_cast<size_t>(*rows);
+  } catch (...) {
+    return on_exception();
+  }
 }
 
 } // namespace pool

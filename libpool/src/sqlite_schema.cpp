@@ -43,6 +43,13 @@ CREATE TABLE failures (
 CREATE INDEX failures_operation ON failures (operation);
 )sql";
 
+// Added after version 1 without changing it: builds that do not know them
+// ignore them.
+constexpr const char* additions_sql = R"sql(
+CREATE INDEX IF NOT EXISTS operations_finished ON operations (finished)
+  WHERE state >= 2;
+)sql";
+
 // Indexed by `sql`. `state <= 1` in the queue query lets SQLite use the
 // partial index.
 constexpr const char* statement_sql[] = {
@@ -56,7 +63,8 @@ constexpr const char* statement_sql[] = {
     "key = coalesce(excluded.key, key), result = NULL, error = NULL, "
     "finished = NULL",
     "UPDATE operations SET state = 1 WHERE id = ?1 AND state = 0",
-    "UPDATE operations SET state = 4 WHERE id = ?1 AND state <= 1",
+    "UPDATE operations SET state = 4, finished = ?2 WHERE id = ?1 AND "
+    "state <= 1",
     "UPDATE operations SET state = ?2, result = ?3, error = ?4, finished = ?5 "
     "WHERE id = ?1 AND state <= 1",
     "INSERT INTO failures (operation, attempt, after_submit, reason) "
@@ -71,6 +79,16 @@ constexpr const char* statement_sql[] = {
     "SELECT id FROM operations WHERE key = ?1 AND (state <= 1 OR "
     "(state IN (2, 3) AND finished >= ?2)) ORDER BY state <= 1 DESC, id DESC "
     "LIMIT 1",
+    "INSERT INTO meta (name, value) VALUES ('last_operation_id', ?1) "
+    "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+    // The same oldest finished rows for both deletes (one transaction).
+    // Cancelled rows of files written before cancels had a time have none.
+    "DELETE FROM failures WHERE operation IN (SELECT id FROM operations "
+    "WHERE state >= 2 AND (finished < ?1 OR finished IS NULL) "
+    "ORDER BY finished, id LIMIT ?2)",
+    "DELETE FROM operations WHERE id IN (SELECT id FROM operations "
+    "WHERE state >= 2 AND (finished < ?1 OR finished IS NULL) "
+    "ORDER BY finished, id LIMIT ?2)",
 };
 
 static_assert(std::size(statement_sql) == static_cast<size_t>(sql::count));
@@ -207,6 +225,23 @@ caf::error check_meta(sqlite_db& db) {
                     "'{}'; expected '{}', '{}'",
                     app, version, sqlite_store::application,
                     sqlite_store::schema_version));
+  return caf::none;
+}
+
+caf::error add_additions(sqlite_db& db) {
+  return db.exec(additions_sql, "adding indexes");
+}
+
+caf::error read_last_operation_id(sqlite_db& db, uint64_t& out) {
+  int64_t max_id = 0;
+  if (auto rc = db.query_first(
+          "SELECT max(coalesce((SELECT max(id) FROM operations), 0), "
+          "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE name = "
+          "'last_operation_id'), 0))",
+          read_int(max_id));
+      rc != SQLITE_OK)
+    return db.fail(rc, "reading the highest operation id");
+  out = static_cast<uint64_t>(std::max<int64_t>(max_id, 0));
   return caf::none;
 }
 

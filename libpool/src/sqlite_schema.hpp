@@ -28,4 +28,12 @@ caf::error create_schema(sqlite_db& db);
 /// Checks the meta table of an existing file.
 caf::error check_meta(sqlite_db& db);
 
+/// Adds what later builds added to schema version 1 (indexes only: files
+/// stay readable by older builds), if missing.
+caf::error add_additions(sqlite_db& db);
+
+/// The highest operation id ever stored: the highest row's, or the one
+/// recorded before pruning deleted it.
+caf::error read_last_operation_id(sqlite_db& db, uint64_t& out);
+
 } // namespace pool::detail

@@ -68,6 +68,7 @@ sqlite_store::open(caf::actor_system& sys, std::string path,
 
 caf::error sqlite_store::init(const sqlite_options& opts) {
   wall_offset_ = detail::wall_offset(sys_);
+  retention_ = opts.retention();
   auto& db = *db_;
   if (auto err = db.open(opts))
     return err;
@@ -87,6 +88,8 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
     return err;
   auto err = fresh ? detail::create_schema(db) : detail::check_meta(db);
   if (!err)
+    err = detail::add_additions(db);
+  if (!err)
     err = db.prepare_statements();
   if (!err)
     err = load_queue(true);
@@ -95,16 +98,8 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
     // stopped is handed out again.
     err = db.exec("UPDATE operations SET state = 0 WHERE state = 1",
                   "making running operations due again");
-  if (!err) {
-    int64_t max_id = 0;
-    if (auto rc = db.query_first("SELECT coalesce(max(id), 0) FROM operations",
-                                 [&](sqlite3_stmt* stmt) {
-                                   max_id = sqlite3_column_int64(stmt, 0);
-                                 });
-        rc != SQLITE_OK)
-      err = db.fail(rc, "reading the highest operation id");
-    last_id_ = static_cast<uint64_t>(std::max<int64_t>(max_id, 0));
-  }
+  if (!err)
+    err = detail::read_last_operation_id(db, last_id_);
   if (!err)
     err = db.exec("COMMIT", "committing the opening transaction");
   if (err) {
@@ -291,8 +286,9 @@ size_t sqlite_store::remove(uint64_t operation) {
       return 0;
     auto result = drop(operation);
     // A failed write is reported by commit(), which writes it again.
+    auto wall_now = detail::to_wall(sys_.clock().now(), wall_offset_);
     static_cast<void>(group_->write(
-        change{sql::mark_cancelled, {as_int64(operation)}, operation},
+        change{sql::mark_cancelled, {as_int64(operation), wall_now}, operation},
         fmt::format("cancelling op#{}", operation)));
     return result;
   } catch (...) {

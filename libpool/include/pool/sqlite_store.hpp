@@ -76,6 +76,19 @@ public:
     return verify_on_open_;
   }
 
+  /// Finished operations (done, failed, cancelled) are deleted, with
+  /// their outcome and history, once they finished longer than `age` ago
+  /// (`prune`, which the queue calls every `prune_interval()`). Must be
+  /// greater than zero. Default: kept forever.
+  sqlite_options& retention(caf::timespan age) {
+    retention_ = age;
+    return *this;
+  }
+
+  const std::optional<caf::timespan>& retention() const noexcept {
+    return retention_;
+  }
+
   /// Name of a registered SQLite VFS to use; empty (the default) for the
   /// platform's default VFS.
   sqlite_options& vfs(std::string name) {
@@ -96,6 +109,7 @@ private:
   caf::timespan busy_timeout_ = std::chrono::seconds(5);
   uint64_t max_size_ = 0;
   bool verify_on_open_ = true;
+  std::optional<caf::timespan> retention_;
   std::string vfs_;
 };
 
@@ -223,6 +237,14 @@ public:
 
   uint64_t last_operation_id() override;
 
+  /// A tenth of the retention, within [1 s, 10 min]; `nullopt` without
+  /// retention.
+  std::optional<caf::timespan> prune_interval() const override;
+
+  /// Without retention: 0. Records the highest id first, so that ids stay
+  /// unique when the newest rows go.
+  caf::expected<size_t> prune(time_point now, size_t limit) override;
+
 private:
   sqlite_store(caf::actor_system& sys, std::string path);
 
@@ -259,6 +281,7 @@ private:
   std::unique_ptr<detail::sqlite_group> group_;
   /// Wall clock minus actor clock, in nanoseconds, measured at open.
   int64_t wall_offset_ = 0;
+  std::optional<caf::timespan> retention_;
 
   /// The queue, mirrored in memory.
   timed_queue queue_;

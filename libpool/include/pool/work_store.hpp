@@ -8,6 +8,7 @@
 
 #include <caf/actor_clock.hpp>
 #include <caf/error.hpp>
+#include <caf/expected.hpp>
 #include <caf/message.hpp>
 #include <caf/timespan.hpp>
 
@@ -153,6 +154,26 @@ public:
   /// operations after it. Default: 0.
   virtual uint64_t last_operation_id() {
     return 0;
+  }
+
+  // -- retention --------------------------------------------------------------
+
+  /// How often the queue should call `prune`; `nullopt` (the default) when
+  /// the store keeps finished operations forever.
+  virtual std::optional<caf::timespan> prune_interval() const {
+    return std::nullopt;
+  }
+
+  /// Deletes at most `limit` operations that finished (done, failed or
+  /// cancelled) longer than the store's retention before `now` (the
+  /// queue's clock), oldest first, with their outcomes and attempt
+  /// histories; ids are never reused. Returns how many went: when that is
+  /// `limit`, more may be due, so call again soon. Written like every
+  /// other change: durable with the next `commit()`. May block on I/O.
+  /// Default: 0.
+  virtual caf::expected<size_t> prune(time_point /* now */,
+                                      size_t /* limit */) {
+    return size_t{0};
   }
 };
 
