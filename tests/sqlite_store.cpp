@@ -706,6 +706,9 @@ TEST_CASE("retention prunes finished operations older than the age, with "
   fixture fx;
   auto store = fx.open(sqlite_options{}.retention(1h));
   connection raw{fx.file()};
+  // The index for pruning comes with the first store that has retention.
+  CHECK(raw.query("SELECT count(*) FROM sqlite_master WHERE name = "
+                  "'operations_finished'") == 1);
   // Cancels are timed by the store itself: the actor system's clock.
   auto now = fx.sys.clock().now();
   for (uint64_t i = 1; i <= 4; ++i)
@@ -780,6 +783,9 @@ TEST_CASE("without retention nothing is pruned, and the prune interval "
     REQUIRE(!store->commit());
     CHECK(store->prune(t0 + 1000h, 100) == size_t{0});
     CHECK(store->lookup(1));
+    connection raw{fx.file()};
+    CHECK(raw.query("SELECT count(*) FROM sqlite_master WHERE name = "
+                    "'operations_finished'") == 0);
   }
   auto interval = [&](caf::timespan retention) {
     auto store = fx.open(sqlite_options{}.retention(retention));

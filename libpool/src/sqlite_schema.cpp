@@ -43,12 +43,11 @@ CREATE TABLE failures (
 CREATE INDEX failures_operation ON failures (operation);
 )sql";
 
-// Added after version 1 without changing it: builds that do not know them
-// ignore them.
-constexpr const char* additions_sql = R"sql(
-CREATE INDEX IF NOT EXISTS operations_finished ON operations (finished)
-  WHERE state >= 2;
-)sql";
+// For retention: created by the first store with retention that opens a
+// file (it costs space in every file otherwise). Older builds ignore it.
+constexpr const char* retention_index_sql =
+    "CREATE INDEX IF NOT EXISTS operations_finished ON operations (finished) "
+    "WHERE state >= 2";
 
 // Indexed by `sql`. `state <= 1` in the queue query lets SQLite use the
 // partial index.
@@ -228,8 +227,8 @@ caf::error check_meta(sqlite_db& db) {
   return caf::none;
 }
 
-caf::error add_additions(sqlite_db& db) {
-  return db.exec(additions_sql, "adding indexes");
+caf::error add_retention_index(sqlite_db& db) {
+  return db.exec(retention_index_sql, "adding the index for retention");
 }
 
 caf::error read_last_operation_id(sqlite_db& db, uint64_t& out) {

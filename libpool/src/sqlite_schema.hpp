@@ -28,9 +28,9 @@ caf::error create_schema(sqlite_db& db);
 /// Checks the meta table of an existing file.
 caf::error check_meta(sqlite_db& db);
 
-/// Adds what later builds added to schema version 1 (indexes only: files
-/// stay readable by older builds), if missing.
-caf::error add_additions(sqlite_db& db);
+/// Adds the index that pruning needs, if missing (an index only: the file
+/// stays readable by older builds).
+caf::error add_retention_index(sqlite_db& db);
 
 /// The highest operation id ever stored: the highest row's, or the one
 /// recorded before pruning deleted it.

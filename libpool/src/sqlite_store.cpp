@@ -87,8 +87,8 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
   if (auto err = db.exec("BEGIN IMMEDIATE", "starting a transaction"))
     return err;
   auto err = fresh ? detail::create_schema(db) : detail::check_meta(db);
-  if (!err)
-    err = detail::add_additions(db);
+  if (!err && retention_)
+    err = detail::add_retention_index(db);
   if (!err)
     err = db.prepare_statements();
   if (!err)
