@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -47,13 +46,7 @@ enum class sql : size_t {
 };
 
 /// A value bound to a statement parameter: NULL, integer, text or blob.
-using sql_value =
-    std::variant<std::nullptr_t, int64_t, std::string, std::vector<char>>;
-
-/// Reinterprets an operation id (below 2^63) as SQLite's integer.
-inline int64_t as_int64(uint64_t x) noexcept {
-  return static_cast<int64_t>(x);
-}
+using sql_value = db_value;
 
 /// One connection to a store file. Errors name the file and carry what a
 /// user can do about them. Not copyable; closing discards an open

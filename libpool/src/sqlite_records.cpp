@@ -227,20 +227,22 @@ caf::expected<size_t> sqlite_store::prune(time_point now, size_t limit) {
     std::vector<sql_value> args{
         detail::to_wall(now, wall_offset_) - retention_->count(),
         static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX))};
-    auto last_id =
-        group_->write_once(sql::save_last_id, {std::to_string(last_id_)},
-                           "recording the highest operation id");
-    if (!last_id)
-      return std::move(last_id.error());
-    auto failures = group_->write_once(sql::prune_failures, args,
-                                       "pruning attempt histories");
-    if (!failures)
-      return std::move(failures.error());
-    auto rows = group_->write_once(sql::prune_operations, args,
-                                   "pruning finished operations");
+    auto& db = *db_;
+    auto rows = group_->write_once([&]() -> caf::expected<size_t> {
+      if (auto err = db.run(sql::save_last_id, {std::to_string(last_id_)},
+                            "recording the highest operation id"))
+        return err;
+      if (auto err =
+              db.run(sql::prune_failures, args, "pruning attempt histories"))
+        return err;
+      if (auto err = db.run(sql::prune_operations, args,
+                            "pruning finished operations"))
+        return err;
+      return static_cast<size_t>(db.changes());
+    });
     if (!rows)
       return std::move(rows.error());
-    return static_cast<size_t>(*rows);
+    return *rows;
   } catch (...) {
     return on_exception();
   }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <caf/actor_clock.hpp>
@@ -17,6 +18,16 @@
 #include <caf/sec.hpp>
 
 namespace pool::detail {
+
+/// A value bound to a statement parameter of a database: NULL, integer,
+/// text or bytes.
+using db_value =
+    std::variant<std::nullptr_t, int64_t, std::string, std::vector<char>>;
+
+/// Reinterprets an operation id (below 2^63) as a database integer.
+inline int64_t as_int64(uint64_t x) noexcept {
+  return static_cast<int64_t>(x);
+}
 
 /// Serializes `x` with CAF's binary format into `buf`.
 template <class T>
