@@ -53,6 +53,8 @@ std::string to_string(pool_errc x) {
       return "store_in_use";
     case pool_errc::lease_lost:
       return "lease_lost";
+    case pool_errc::key_taken:
+      return "key_taken";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -95,6 +95,18 @@ public:
     return result;
   }
 
+  /// Runs the read `f()`, in the open group if there is one. A failure
+  /// that aborted the group's transaction rolls the group back.
+  template <class F>
+  auto read(F f) -> decltype(f()) {
+    if (broken_)
+      return broken_;
+    auto result = f();
+    if (!result && in_group_ && db_.aborts(result.error()))
+      abort(result.error());
+    return result;
+  }
+
   /// Ends the open group (see `work_store::commit`).
   caf::error commit() {
     if (broken_) {

@@ -79,6 +79,10 @@ enum class pool_errc : uint8_t {
   /// outcome is stale and was not recorded. Context: (attempt as text,
   /// what happened to the lease).
   lease_lost = 22,
+  /// A unique operation's key belongs to another unfinished operation of a
+  /// shared queue (added by another store in the meantime): use that one.
+  /// Context: (key, the other operation's id as uint64_t).
+  key_taken = 23,
 };
 
 /// Thrown by a job to say that its worker's resource (a connection, a

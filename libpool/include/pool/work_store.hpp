@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,20 @@
 #include "pool/work_record.hpp"
 
 namespace pool {
+
+/// What a shared store learned from other stores since the last
+/// `work_store::poll_notifications()`.
+struct store_notifications {
+  /// Entries were added or taken back: counts and due times may have
+  /// changed (recount, offer work to sleeping workers).
+  bool work = false;
+  /// Operations that other stores finished (done, failed or cancelled):
+  /// their outcome is there for `lookup`.
+  std::vector<uint64_t> finished;
+  /// Notifications may have been lost (the listener reconnected, or too
+  /// many piled up): look up every operation still awaited.
+  bool missed = false;
+};
 
 /// The storage behind a queue actor. A store lives outside the queue actor
 /// (shared through `std::shared_ptr`) so that a crashed queue actor can be
@@ -65,6 +80,16 @@ public:
 
   /// Returns whether accepted work survives the process.
   virtual bool durable() const noexcept {
+    return false;
+  }
+
+  /// Returns whether other stores (other shepherds, other processes) share
+  /// this store's queue (`pg_store`). Then `pop_due` may hand out
+  /// operations that another shepherd accepted (adopt them; their history
+  /// is in `lookup`), outcomes of this shepherd's operations may arrive
+  /// through `poll_notifications`, counts are estimates, and a hand-out is
+  /// a change (commit after it). Default: false.
+  virtual bool shared() const noexcept {
     return false;
   }
 
@@ -154,6 +179,39 @@ public:
   /// operations after it. Default: 0.
   virtual uint64_t last_operation_id() {
     return 0;
+  }
+
+  // -- shared stores: leases and notifications --------------------------------
+
+  /// How often the queue must call `renew_leases`; `nullopt` (the default)
+  /// for a store without leases.
+  virtual std::optional<caf::timespan> lease_interval() const {
+    return std::nullopt;
+  }
+
+  /// Renews the leases of every attempt this store handed out and has not
+  /// seen finished, and takes back the expired leases of other stores of
+  /// the queue (each a failed attempt in the history, the operation due
+  /// again). Returns the operations whose lease this store lost (taken
+  /// back by another store): their attempts are stale. A change: commit
+  /// after it. Default: none.
+  virtual caf::expected<std::vector<uint64_t>>
+  renew_leases(time_point /* now */) {
+    return std::vector<uint64_t>{};
+  }
+
+  /// Sets the function called when notifications arrive (new work,
+  /// outcomes), and at least every safety-poll interval without them. It
+  /// runs on another thread: it must only wake the queue (e.g. send it a
+  /// message), which then calls `poll_notifications`. Default: ignored.
+  virtual void set_wakeup(std::function<void()> /* f */) {
+    // nop
+  }
+
+  /// Returns and clears what arrived since the last call. Never blocks.
+  /// Default: nothing.
+  virtual store_notifications poll_notifications() {
+    return {};
   }
 
   // -- retention --------------------------------------------------------------
