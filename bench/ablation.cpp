@@ -22,28 +22,43 @@ namespace {
 
 struct variant {
   const char* name;
-  /// pool_options::short_cuts
-  bool short_cuts;
-  /// pool_options::max_batch: the default, or 1 (no batches)
-  bool batching;
-  /// pool_options::dedicated_control for the dedicated pool
-  bool dedicated_control;
+  /// The dispatcher's speed mechanisms (pool_options::dispatch).
+  pool::dispatch_tuning tuning;
   /// CAF's own scheduler polling (moderate-poll-attempts 500) instead of
   /// pool::configure's 0
   bool caf_polling;
-  /// pool_options::hand_ahead
-  bool hand_ahead;
 };
 
+/// The defaults with one mechanism changed by `f`.
+template <class F>
+pool::dispatch_tuning without(F f) {
+  pool::dispatch_tuning x;
+  f(x);
+  return x;
+}
+
 const variant variants[] = {
-    {"all (the defaults)", true, true, false, false, true},
-    {"without hand-ahead", true, true, false, false, false},
-    {"without batching", true, false, false, false, true},
-    {"without short cuts", false, true, false, false, true},
-    {"with dedicated control", true, true, true, false, true},
-    {"with CAF's default polling", true, true, false, true, true},
-    {"CAF's polling + dedicated control", true, true, true, true, true},
-    {"none (before)", false, false, false, true, false},
+    {"all (the defaults)", {}, false},
+    {"without asking for sleepers",
+     without([](auto& x) { x.ask_for_sleepers = false; }), false},
+    {"without direct hand-out",
+     without([](auto& x) { x.direct_handout = false; }), false},
+    {"without sleeping past the queue",
+     without([](auto& x) { x.sleep_without_queue = false; }), false},
+    {"without prefetch (nor hand-ahead)",
+     without([](auto& x) { x.prefetch = x.hand_ahead = false; }), false},
+    {"without hand-ahead", without([](auto& x) { x.hand_ahead = false; }),
+     false},
+    {"without batching", without([](auto& x) { x.max_batch = 1; }), false},
+    {"without grouped adds", without([](auto& x) { x.group_adds = false; }),
+     false},
+    {"with CAF's default polling", {}, true},
+    {"none (before)", without([](auto& x) {
+       x.short_cuts(false);
+       x.hand_ahead = x.group_adds = false;
+       x.max_batch = 1;
+     }),
+     true},
 };
 
 } // namespace
@@ -103,17 +118,11 @@ void run_ablation(const settings& cfg) {
     if (v.caf_polling)
       a.sys_cfg->set("work-stealing.moderate-poll-attempts", size_t{500});
     a.sys = std::make_unique<caf::actor_system>(*a.sys_cfg);
-    auto opts =
-        pool::pool_options{}
-            .workers(2)
-            .short_cuts(v.short_cuts)
-            .hand_ahead(v.hand_ahead)
-            .max_batch(v.batching ? pool::pool_options{}.max_batch() : 1)
-            .log(pool::silent_log_hook());
+    auto opts = pool::pool_options{}.workers(2).dispatch(v.tuning).log(
+        pool::silent_log_hook());
     a.coop = spawn_checked(pool::spawn_pool(*a.sys, twice, opts));
     a.dedicated_opts = opts;
-    a.dedicated_opts.kind(pool::worker_kind::dedicated)
-        .dedicated_control(v.dedicated_control);
+    a.dedicated_opts.kind(pool::worker_kind::dedicated);
     a.dedicated =
         spawn_checked(pool::spawn_pool(*a.sys, twice, a.dedicated_opts));
     // Warm-up, not recorded.

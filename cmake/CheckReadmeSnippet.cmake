@@ -1,17 +1,18 @@
-# Fails when the README's quickstart snippet differs from
-# examples/quickstart.cpp, so the snippet users copy always compiles.
-# Usage: cmake -DREADME=... -DEXAMPLE=... -P CheckReadmeSnippet.cmake
+# Fails when the README does not quote each example verbatim in a ```cpp
+# block, so that the snippets users copy always compile.
+# Usage: cmake -DREADME=... "-DEXAMPLES=a.cpp;b.cpp" -P CheckReadmeSnippet.cmake
+# (EXAMPLE=... for one file is accepted too.)
 file(READ "${README}" readme)
-file(READ "${EXAMPLE}" example)
-string(FIND "${readme}" "```cpp\n" start)
-if(start EQUAL -1)
-  message(FATAL_ERROR "README has no ```cpp block")
+if(EXAMPLE)
+  list(APPEND EXAMPLES "${EXAMPLE}")
 endif()
-math(EXPR start "${start} + 7")
-string(SUBSTRING "${readme}" ${start} -1 rest)
-string(FIND "${rest}" "```" stop)
-string(SUBSTRING "${rest}" 0 ${stop} snippet)
-if(NOT snippet STREQUAL example)
-  message(FATAL_ERROR
-    "README quickstart differs from ${EXAMPLE}: copy the example into the README")
-endif()
+foreach(path IN LISTS EXAMPLES)
+  file(READ "${path}" example)
+  string(FIND "${readme}" "```cpp\n${example}```" at)
+  if(at EQUAL -1)
+    get_filename_component(name "${path}" NAME)
+    message(FATAL_ERROR
+      "README does not quote ${path} verbatim: copy the whole file into a "
+      "```cpp block of the README (the one that links ${name})")
+  endif()
+endforeach()

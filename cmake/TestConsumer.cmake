@@ -1,7 +1,7 @@
 # CTest `package.consumer`: installs the build under test into a scratch
-# prefix, then configures, builds and runs tests/consumer against it with
-# find_package(pool). Run with -P and -DBUILD_DIR=... -DSOURCE_DIR=...
-# -DWORK_DIR=... [-DGENERATOR=...].
+# prefix, then configures, builds and runs tests/consumer (pool::actors and
+# pool::remote) against it with find_package(pool). Run with -P and
+# -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... [-DGENERATOR=...].
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
@@ -24,4 +24,14 @@ step(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build"
      -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 step("${WORK_DIR}/build/consumer")
+step("${WORK_DIR}/build/consumer_remote")
+# The package version file refuses a version this build is not.
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer"
+                        -B "${WORK_DIR}/build-wrong" ${generator_args}
+                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DPOOL_WANTED=99.0
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc EQUAL 0 OR NOT out MATCHES "requested version")
+  message(FATAL_ERROR "find_package(pool 99.0) did not refuse this build "
+                      "for its version (${rc}):\n${out}")
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")

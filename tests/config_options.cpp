@@ -153,3 +153,45 @@ TEST_CASE("pool::configure skips the scheduler's moderate polling unless the "
   REQUIRE(!cli.parse(std::move(args)));
   CHECK(caf::get_or(cli, key, size_t{500}) == 7);
 }
+
+TEST_CASE("a value of the wrong type is refused with a sentence naming the "
+          "option and what to write" *
+          doctest::timeout(10)) {
+  auto refused = [](std::vector<std::string> args,
+                    const std::string& ini = "") {
+    auto opts = parse(std::move(args), ini);
+    REQUIRE(!opts);
+    CHECK(pool::is(opts.error(), pool::pool_errc::invalid_option));
+    return pool::describe(opts.error());
+  };
+  // CAF alone refuses these before the application runs, in its parser's
+  // words (parser_error(unexpected_character, ...)).
+  CHECK(refused({"--pool.workers=abc"}) ==
+        "pool.invalid_option: pool.workers: \"abc\" is not a whole number: "
+        "write e.g. --pool.workers=8 on the command line, or workers=8 under "
+        "[pool] in caf-application.ini");
+  CHECK(refused({"--pool.attempt-timeout=5"})
+            .find("pool.attempt-timeout: \"5\" is not a duration with a unit "
+                  "(ns, us, ms, s, min or h): write e.g. "
+                  "--pool.attempt-timeout=30s") != std::string::npos);
+  CHECK(refused({"--pool.jitter=x"}).find("\"x\" is not a number") !=
+        std::string::npos);
+  // CAF takes these from the file and the pool used to skip them silently.
+  CHECK(refused({}, "[pool]\nworkers=\"8\"\n")
+            .find("pool.workers: \"8\" is not a whole number") !=
+        std::string::npos);
+  CHECK(refused({}, "[pool]\ndedicated=5\n")
+            .find("5 is neither true nor false: write e.g. --pool.dedicated "
+                  "on the command line, or dedicated=true") !=
+        std::string::npos);
+  CHECK(refused({}, "[pool]\nname=8\n").find("name=\"orders\" under [pool]") !=
+        std::string::npos);
+}
+
+TEST_CASE("a real number may be written as a whole one" *
+          doctest::timeout(10)) {
+  auto opts = parse({}, "[pool]\njitter=0\nbackoff-multiplier=3\n");
+  REQUIRE(opts);
+  CHECK(opts->jitter() == 0.0);
+  CHECK(opts->backoff_multiplier() == 3.0);
+}

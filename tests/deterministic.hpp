@@ -12,6 +12,7 @@
 
 #include <caf/all.hpp>
 #include <pool/all.hpp>
+#include <pool/shepherd_effects.hpp>
 
 namespace pool::test {
 
@@ -79,6 +80,8 @@ struct deterministic {
         ev.content = ptr->copy_content_to_message();
         if (ev.content.match_element<caf::atom_value>(0))
           ev.tag = caf::to_string(ev.content.get_as<caf::atom_value>(0));
+        else if (ev.content.match_elements<pool::timer_event>())
+          ev.tag = to_string(ev.content.get_as<pool::timer_event>(0).kind);
         result.push_back(std::move(ev));
       }
       sched.run_once();
@@ -112,7 +115,7 @@ struct deterministic {
   caf::actor spawn(F fn, size_t workers) {
     auto pool = pool::spawn_pool(sys, std::move(fn),
                                  pool::pool_options{}.workers(workers));
-    REQUIRE(pool);
+    REQUIRE_MESSAGE(pool, caf::to_string(pool.error()));
     return *pool;
   }
 
@@ -120,7 +123,7 @@ struct deterministic {
   template <class F>
   caf::actor spawn_with(F fn, pool::pool_options opts) {
     auto pool = pool::spawn_pool(sys, std::move(fn), std::move(opts));
-    REQUIRE(pool);
+    REQUIRE_MESSAGE(pool, caf::to_string(pool.error()));
     return *pool;
   }
 
@@ -130,7 +133,7 @@ struct deterministic {
     auto pool = pool::spawn_pool(
         sys, std::move(fn),
         pool::pool_options{}.workers(workers).short_cuts(false));
-    REQUIRE(pool);
+    REQUIRE_MESSAGE(pool, caf::to_string(pool.error()));
     return *pool;
   }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -71,8 +72,8 @@ void check_invariant(const pool::pool_stats& st) {
 } // namespace
 
 TEST_CASE_FIXTURE(deterministic,
-                  "overload warning: above 100 x workers by default, at most "
-                  "once per interval" *
+                  "overload warning: above 100 x workers for 5 s by default, "
+                  "at most once per interval" *
                       doctest::timeout(30)) {
   log_capture logs;
   auto pool = pool::spawn_pool(
@@ -89,10 +90,16 @@ TEST_CASE_FIXTURE(deterministic,
   for (int i = 0; i < 50; ++i)
     self->send(*pool, pool::submit_after_atom_v, caf::timespan{1h}, i);
   run();
+  // Above the threshold, but not yet for long: a burst warns nobody.
+  CHECK(stats_of(*pool).overload_warnings == 0);
+  advance(5s - 1ns);
+  CHECK(stats_of(*pool).overload_warnings == 0);
+  advance(1ns);
   auto st = stats_of(*pool);
-  CHECK(st.overload_warnings == 1); // 101 waiting, then 49 more: one line
+  CHECK(st.overload_warnings == 1); // 150 waiting for 5 s: one line
   CHECK(st.waiting_high == 150);
-  CHECK(logs.count(pool::log_level::warning, "overloaded") == 1);
+  CHECK(logs.count(pool::log_level::warning,
+                   "overloaded: 150 operations waiting for 5s") == 1);
   CHECK(count_kind(events, pool::event_kind::overload) == 1);
   advance(59s);
   self->send(*pool, pool::submit_after_atom_v, caf::timespan{1h}, 0);
@@ -109,6 +116,28 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
+                  "overload warning: a burst that drains within the sustain "
+                  "time warns nobody" *
+                      doctest::timeout(30)) {
+  log_capture logs;
+  auto pool = pool::spawn_pool(
+      sys, twice, pool::pool_options{}.workers(1).log(logs.hook()));
+  REQUIRE(pool);
+  // 300 due in 1 s: far above 100 x 1 worker, but all done at once then.
+  for (int i = 0; i < 300; ++i)
+    self->send(*pool, pool::submit_after_atom_v, caf::timespan{1s}, i);
+  run();
+  advance(1s);
+  CHECK(stats_of(*pool).completed == 300);
+  advance(10s);
+  auto st = stats_of(*pool);
+  CHECK(st.overload_warnings == 0);
+  CHECK(st.waiting_high == 300);
+  CHECK(logs.count(pool::log_level::warning, "overloaded") == 0);
+  caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(deterministic,
                   "an explicit overload threshold replaces the default" *
                       doctest::timeout(30)) {
   log_capture logs;
@@ -116,7 +145,8 @@ TEST_CASE_FIXTURE(deterministic,
                                pool::pool_options{}
                                    .workers(4)
                                    .log(logs.hook())
-                                   .overload_warning(3, 10s));
+                                   .overload_warning(3, 10s)
+                                   .overload_sustain(0s));
   REQUIRE(pool);
   for (int i = 0; i < 3; ++i)
     self->send(*pool, pool::submit_after_atom_v, caf::timespan{1h}, i);
@@ -192,6 +222,36 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.completed == 3);
   CHECK(st.alarms_raised == 0);
   CHECK(logs.lines->empty());
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a cooperative job that blocks past slow_job_warning is "
+                  "counted and warned about once a minute, a quick one not" *
+                      doctest::timeout(30)) {
+  log_capture logs;
+  // The job really blocks its thread: the worker measures on its own clock.
+  auto job = [](int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return ms;
+  };
+  auto pool = pool::spawn_pool(
+      sys, job,
+      pool::pool_options{}.workers(1).slow_job_warning(20ms).log(logs.hook()));
+  REQUIRE(pool);
+  run();
+  for (int ms : {0, 30, 30, 0})
+    self->send(*pool, pool::submit_atom_v, ms);
+  run();
+  auto st = stats_of(*pool);
+  CHECK(st.completed == 4);
+  CHECK(st.slow_jobs == 2);
+  CHECK(logs.count(pool::log_level::warning, "on a cooperative worker") == 1);
+  advance(61s);
+  self->send(*pool, pool::submit_atom_v, 30);
+  run();
+  CHECK(stats_of(*pool).slow_jobs == 3);
+  CHECK(logs.count(pool::log_level::warning, "(2 over 20ms since the last "
+                                             "warning)") == 1);
 }
 
 TEST_CASE_FIXTURE(deterministic,

@@ -9,6 +9,8 @@
 
 #include "deterministic.hpp"
 #include "faulty_store.hpp"
+#include <pool/backoff.hpp>
+#include <pool/supervision.hpp>
 
 using namespace std::chrono_literals;
 using pool::test::deterministic;
@@ -109,9 +111,13 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(held.id.attempt == 1);
   // Nothing happens a tick before the timeout.
   CHECK(count(advance(5s - 1ns), "work_to_do") == 0);
-  // At the timeout, attempt 2 goes to the local worker and succeeds.
+  // At the timeout, attempt 2 goes to the local worker and succeeds; the
+  // joined worker is told that it left the pool.
   CHECK(count(advance(1ns), "work_to_do") == 1);
-  REQUIRE(replies() == 1);
+  REQUIRE(replies() == 2);
+  self->receive([](pool::left_pool_atom, const caf::error& reason) {
+    CHECK(pool::is(reason, pool::pool_errc::timed_out));
+  });
   answer.receive([](int y) { CHECK(y == 40); },
                  [](caf::error& err) { FAIL(pool::describe(err)); });
   // The slow worker's late answer is dropped, not delivered.
@@ -242,4 +248,40 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.queue_restarts == 2);
   CHECK(st.completed == 4);
   CHECK(st.available == 0);
+}
+
+// -- the supervision unit on its own ------------------------------------------
+
+TEST_CASE("supervision unit: more than max_restarts within the sliding "
+          "window gives up" *
+          doctest::timeout(10)) {
+  using time_point = pool::supervision::time_point;
+  pool::supervision sup{3, 10s, 1, pool::backoff{1s, 1s, 1.0, 0.0, 1}};
+  time_point t{100s};
+  CHECK(sup.note_restart(t));
+  CHECK(sup.note_restart(t + 1s));
+  CHECK(sup.note_restart(t + 2s));
+  // The first one left the window: still within the intensity.
+  CHECK(sup.note_restart(t + 11s));
+  CHECK(sup.restarts_in_window(t + 11s) == 3);
+  CHECK(!sup.note_restart(t + 11s));
+  CHECK(sup.intensity_text() == "more than 3 restarts within 10s");
+}
+
+TEST_CASE("supervision unit: a retry is due after the backoff while "
+          "attempts are left, a per-operation policy overrides the pool's" *
+          doctest::timeout(10)) {
+  using time_point = pool::supervision::time_point;
+  pool::supervision sup{10, 10s, 3, pool::backoff{1s, 30s, 2.0, 0.0, 1}};
+  time_point t{100s};
+  pool::operation_policy pool_default;
+  CHECK(sup.retry_at(1, pool_default, t) == t + 1s);
+  CHECK(sup.retry_at(2, pool_default, t) == t + 2s);
+  CHECK(!sup.retry_at(3, pool_default, t));
+  pool::operation_policy once;
+  once.max_attempts = 1;
+  CHECK(!sup.retry_at(1, once, t));
+  pool::operation_policy five;
+  five.max_attempts = 5;
+  CHECK(sup.retry_at(4, five, t) == t + 8s);
 }

@@ -117,6 +117,9 @@ TEST_CASE_FIXTURE(
   self->receive(
       [](pool::status_reply_atom, const pool::attempt_id&, caf::error& err) {
         CHECK(pool::is(err, pool::pool_errc::wrong_input_type));
+        CHECK(pool::describe(err).find(
+                  "expected int32_t, got std::string (\"text\")") !=
+              std::string::npos);
       });
   self->receive([](pool::give_me_work_atom) {});
   self->receive([](pool::status_reply_atom, const pool::attempt_id& id,

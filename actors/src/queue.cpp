@@ -7,6 +7,7 @@
 
 #include "pool/errors.hpp"
 #include "pool/protocol.hpp"
+#include "pool/queue_link.hpp"
 
 namespace pool {
 
@@ -39,9 +40,9 @@ void schedule_flush(queue_self self, caf::timespan at_least = {}) {
   auto next = st.last_commit ? *st.last_commit + st.commit_interval : now;
   next = std::max(next, now + at_least);
   if (next <= now)
-    self->send(self, flush_atom_v);
+    self->send(self, queue_msg::flush_v);
   else
-    self->delayed_send(self, next - now, flush_atom_v);
+    self->delayed_send(self, next - now, queue_msg::flush_v);
 }
 
 /// Answers at once for an in-memory store; for a durable one, holds the
@@ -171,10 +172,9 @@ caf::result<caf::message> get(queue_self self, uint32_t n, bool many) {
     // will not see them again, so they go out before this actor dies (a
     // durable store rolls them back when the queue is respawned).
     if (!records.empty() && !st.store->durable())
-      self->make_response_promise().deliver(many ? caf::make_message(
-                                                std::move(records))
-                                          : caf::make_message(
-                                                std::move(records.front())));
+      self->make_response_promise().deliver(
+          many ? caf::make_message(std::move(records))
+               : caf::make_message(std::move(records.front())));
     throw;
   }
   if (records.empty()) {
@@ -222,41 +222,42 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                               std::string{"get_work for 0 entries"})};
         return get(self, n, true);
       },
-      [self, counts](remove_work_atom, uint64_t operation) {
+      [self, counts](queue_msg::remove_atom, uint64_t operation) {
         self->state.store->remove(operation);
         return answer(self, counts(), answer_type::change, true);
       },
-      [self, counts](count_work_atom) {
+      [self, counts](queue_msg::count_atom) {
         return answer(self, counts(), answer_type::change, true);
       },
-      [self, counts](finish_work_atom, uint64_t operation,
+      [self, counts](queue_msg::finish_atom, uint64_t operation,
                      caf::message& result) -> caf::result<caf::message> {
         auto now = self->clock().now();
         if (auto err = self->state.store->finish(operation, result, now))
           return refuse(self, std::move(err));
         return answer(self, counts(), answer_type::change, true);
       },
-      [self, counts](finish_work_atom, uint64_t operation,
+      [self, counts](queue_msg::finish_atom, uint64_t operation,
                      caf::error& failure) -> caf::result<caf::message> {
         auto now = self->clock().now();
         if (auto err = self->state.store->finish(operation, failure, now))
           return refuse(self, std::move(err));
         return answer(self, counts(), answer_type::change, true);
       },
-      [self, counts](note_failure_atom, uint64_t operation,
+      [self, counts](queue_msg::note_atom, uint64_t operation,
                      attempt_failure& x) -> caf::result<caf::message> {
         if (auto err = self->state.store->note_failure(operation, x))
           return refuse(self, std::move(err));
         return answer(self, counts(), answer_type::change, true);
       },
-      [self](find_key_atom, std::string& key, caf::timespan window) {
+      [self](queue_msg::find_key_atom, std::string& key, caf::timespan window) {
         auto found =
             self->state.store->find_key(key, self->clock().now(), window);
-        return answer(self,
-                      caf::make_message(key_found_atom_v, found.value_or(0)),
-                      answer_type::read);
+        return answer(
+            self, caf::make_message(queue_msg::key_found_v, found.value_or(0)),
+            answer_type::read);
       },
-      [self](get_record_atom, uint64_t operation) -> caf::result<caf::message> {
+      [self](queue_msg::record_atom,
+             uint64_t operation) -> caf::result<caf::message> {
         // Reads change nothing, but must not overtake held answers.
         // An unknown operation is answered with an empty record (id 0):
         // errors are reserved for answers of the counts kind.
@@ -264,7 +265,7 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
         return answer(self, caf::make_message(record ? std::move(*record)
                                                      : operation_record{}));
       },
-      [self](flush_atom) { flush(self); },
+      [self](queue_msg::flush_atom) { flush(self); },
   };
 }
 

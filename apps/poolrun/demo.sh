@@ -18,8 +18,8 @@ COMMANDS
 
 cd "$work"
 set +e
-"$poolrun" -j 3 --retries 1 --retry-delay 50ms --timeout 1s --bar --summary \
-  --joblog "$work/joblog" commands
+"$poolrun" -j 3 --retries 2 --retry-delay 50ms --timeout 1s --bar --summary \
+  --joblog "$work/joblog" -a commands
 status=$?
 set -e
 echo "--- exit status: $status (failed commands: job 3 and job 6)"

@@ -1,37 +1,86 @@
-// One command as a pool job: own process group, captured output, deadline.
+// One command as a pool operation: what a worker gets and what it returns.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/error.hpp>
-#include <caf/expected.hpp>
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
-#include <caf/timespan.hpp>
 
 namespace poolrun {
 
-/// What one attempt of a command did. Serializable: a journal stores it.
-struct job_result {
-  /// The command as given to /bin/sh -c.
+/// What a worker runs: the pool's operation. Serializable: a journal
+/// stores it.
+struct job_spec {
+  /// The job's sequence number (`{#}`, joblog `Seq`), from 1.
+  uint64_t seq = 0;
+  /// The command for the shell, `{%}` still as `slot_mark`s.
   std::string command;
-  /// Exit status; -1 when it timed out; 0 when a signal ended it (as GNU
-  /// parallel's joblog writes it).
+  /// `--pipe`: the block fed to the command's standard input.
+  std::string input;
+  /// `--transferfile` / `--return` paths, expanded (remote slots only).
+  std::vector<std::string> transfer;
+  std::vector<std::string> returns;
+  /// `--line-buffer` with `--tag`/`--tagstring`: each line's prefix.
+  std::string tag;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
+  return f(caf::meta::type_name("poolrun::job_spec"), x.seq, x.command,
+           x.input, x.transfer, x.returns, x.tag);
+}
+
+/// A result's hold on memory and spool files: the bytes of output it keeps
+/// in memory count against poolrun's output budget, and output beyond is
+/// in unlinked temporary files; both are released with the last copy of
+/// the result.
+struct held_output {
+  size_t bytes = 0;
+  int out_fd = -1;
+  int err_fd = -1;
+  held_output() = default;
+  held_output(const held_output&) = delete;
+  held_output& operator=(const held_output&) = delete;
+  ~held_output();
+};
+
+/// What one attempt of a command did. Serializable (the spooled part of
+/// the output stays out of a journal).
+struct job_result {
+  /// The command as run (slot filled in).
+  std::string command;
+  /// Where it ran: ":" locally, else the sshlogin (joblog `Host`).
+  std::string host = ":";
+  /// Its job slot (`{%}`, PARALLEL_JOBSLOT), from 1.
+  uint32_t slot = 0;
+  /// Exit status; -1 when it timed out (GNU parallel's joblog); 0 when a
+  /// signal ended it.
   int32_t exit_code = 0;
   /// The signal that ended it (SIGKILL after a timeout), 0 for none.
   int32_t signal = 0;
-  /// Killed at its deadline.
   bool timed_out = false;
   /// Wall-clock start, in nanoseconds since the Unix epoch.
   int64_t started_at = 0;
   /// From start to exit, in nanoseconds.
   int64_t runtime = 0;
-  /// Everything it wrote to standard output and standard error.
+  /// Bytes fed to its standard input (joblog `Send`) and written to its
+  /// standard output (joblog `Receive`), spooled ones included.
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  /// Standard output and error kept in memory; the rest, if any, in the
+  /// spool files of `held` (after these).
   std::string out;
   std::string err;
+  std::shared_ptr<held_output> held;
+  /// The connection to its host broke (remote slots): the command may not
+  /// have run at all.
+  bool host_lost = false;
 
   /// A non-zero exit status, a signal or a timeout.
   bool failed() const noexcept {
@@ -41,8 +90,9 @@ struct job_result {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_result& x) {
-  return f(caf::meta::type_name("poolrun::job_result"), x.command, x.exit_code,
-           x.signal, x.timed_out, x.started_at, x.runtime, x.out, x.err);
+  return f(caf::meta::type_name("poolrun::job_result"), x.command, x.host,
+           x.slot, x.exit_code, x.signal, x.timed_out, x.started_at, x.runtime,
+           x.sent, x.received, x.out, x.err, x.host_lost);
 }
 
 /// Why an attempt failed; the error's context is the attempt's
@@ -52,6 +102,10 @@ enum class poolrun_errc : uint8_t {
   command_failed = 1,
   /// Killed because it ran past --timeout.
   timed_out = 2,
+  /// Its host could not be reached or the connection broke.
+  host_lost = 3,
+  /// Not started: poolrun is stopping (Ctrl-C, --halt).
+  not_started = 4,
 };
 
 /// Renders errors of the "poolrun" category (for caf's error rendering).
@@ -62,23 +116,9 @@ std::string render_poolrun_error(uint8_t code, caf::atom_value category,
 /// the last attempt of a pool.operation_failed history. Nothing otherwise.
 std::optional<job_result> result_of(const caf::error& err);
 
-/// Runs `command` with `/bin/sh -c` in a new process group, its standard
-/// input from /dev/null, and collects its output until it exits. When
-/// `timeout` passes first, SIGKILLs the whole process group. Blocks the
-/// calling thread (a dedicated worker); safe from several threads at once.
-job_result run_command(const std::string& command,
-                       std::optional<caf::timespan> timeout);
-
-/// The pool's job: `run_command`, with a failed command as an error (so the
-/// pool retries it) whose context carries the `job_result`.
-caf::expected<job_result> run_job(const std::string& command,
-                                  std::optional<caf::timespan> timeout);
-
-/// Aborts: from now on no command starts and no attempt reports back (its
-/// thread waits for the process to end), and every running command's
-/// process group gets SIGKILL. Returns how many groups were killed. Call it
-/// right before terminating the process; safe from any thread.
-size_t kill_all_commands();
+/// A failed attempt as the pool's error: category "poolrun", the result as
+/// context.
+caf::error failure_of(job_result res);
 
 } // namespace poolrun
 

@@ -1,8 +1,10 @@
-// The runner actor: feeds the pool, prints outcomes, resumes, drains.
+// The runner actor: takes jobs from the feeder, hands them to the pool,
+// reports outcomes, halts, resumes, and ends the run.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <memory>
 #include <optional>
@@ -16,123 +18,141 @@
 
 #include <pool/events.hpp>
 #include <pool/operation_record.hpp>
-#include <pool/stats.hpp>
 
-#include "arguments.hpp"
-#include "job.hpp"
-#include "report.hpp"
+#include "feeder.hpp"
+#include "halt.hpp"
+#include "joblog.hpp"
+#include "options.hpp"
+#include "progress.hpp"
+#include "reporter.hpp"
+#include "slots.hpp"
 
 namespace poolrun {
 
 /// What the runner needs; moved into it at spawn.
 struct runner_config {
   run_options options;
-  /// One command per input line; line `i` has sequence number `i + 1`.
-  std::vector<std::string> commands;
-  /// The pool's handle (a shepherd of dedicated workers running `run_job`).
+  /// The pool (a shepherd of dedicated workers running `execute`).
   caf::actor pool;
-  /// Where outputs, the joblog and progress go.
-  std::shared_ptr<report> out;
+  std::shared_ptr<feeder> input;
+  std::shared_ptr<slot_table> slots;
+  /// Jobs the pool runs at once (its workers).
+  size_t workers = 1;
+  /// --resume / --resume-failed: the joblog as it was.
+  std::shared_ptr<joblog_record> resume;
   /// Receives poolrun's exit status once, when the runner is done.
   std::shared_ptr<std::promise<int>> exit_status;
 };
 
-/// The runner's state. Outcomes of all operations arrive as `pool_event`s
-/// (the runner subscribes to completed, failed and retried), including
-/// those of operations a durable pool adopted from an earlier run, which
-/// have no listener.
+/// The runner's state; see `runner`.
 struct runner_state {
   static inline const char* name = "poolrun.runner";
 
   using actor_type = caf::stateful_actor<runner_state>;
 
-  /// Where one input line stands.
-  enum class phase : uint8_t {
-    /// Not handed to the pool yet.
-    waiting,
-    /// Handed to the pool; its operation id is not known yet.
-    submitted,
-    /// The pool runs (or queued, or adopted) its operation.
-    running,
-    /// Its outcome is known; waiting for the journal to record it.
-    recording,
-    /// Printed and counted.
-    finished,
-  };
-
+  runner_state() = default;
   ~runner_state();
 
   caf::behavior init(actor_type* self, runner_config cfg);
 
 private:
-  struct line {
-    phase state = phase::waiting;
-    uint64_t operation = 0;
+  /// A job handed to the pool.
+  struct running_job {
+    pending_job job;
+    /// Journaled: its operation, once the pool named it.
+    std::optional<uint64_t> operation;
+    /// Journaled: its outcome is known; waiting for the journal to commit.
+    bool recording = false;
   };
 
   bool journaled() const {
     return !cfg_.options.journal.empty();
   }
 
-  void feed();
-  void submit(size_t seq);
-  void on_submitted(size_t seq, uint64_t operation);
-  void on_status(size_t seq, uint64_t operation,
-                 const pool::operation_record& rec);
+  // intake and submission (runner.cpp)
+  void on_feed(std::vector<pending_job>& jobs);
+  void on_feed_end(uint64_t total, std::string& error);
+  void pump();
+  void submit(pending_job job);
+  void outcome(uint64_t seq, std::optional<job_result> res,
+               const caf::error& err);
+  void complete(running_job& entry, std::optional<job_result> res,
+                const caf::error& err);
+
+  // the journal (runner_journal.cpp)
+  void submit_journaled(uint64_t seq);
+  void on_operation(uint64_t seq, uint64_t operation);
   void on_event(pool::pool_event& ev);
-  void on_outcome(size_t seq, const pool::pool_event& ev);
-  void finish_line(size_t seq, std::optional<job_result> res, bool succeeded,
-                   bool cancelled);
-  void finished_earlier(size_t seq, const pool::operation_record& rec);
+  void on_journal_outcome(uint64_t seq, const pool::pool_event& ev);
+  void query_commit();
+  void finished_earlier(uint64_t seq, const pool::operation_record& rec);
+  void report_foreign();
+
+  // stopping and the end (runner.cpp)
   void interrupt();
+  void halt_now();
+  void stop_starting_jobs();
   void check_end();
   void close_pool();
   void finish();
   void fail_run(const std::string& why);
-  void show_progress();
-  void update_capacity();
-  void set_exit_status(int status);
+  progress_figures figures() const;
 
   actor_type* self_ = nullptr;
   runner_config cfg_;
-  std::vector<line> lines_;
-  /// Input line of each operation id the pool answered.
-  std::unordered_map<uint64_t, size_t> line_of_;
-  /// Outcomes of operations no line is known for (yet): an adopted
-  /// operation may finish before its line is submitted again; what is left
-  /// at the end came from a journal with other commands.
+  std::unique_ptr<reporter> out_;
+  std::unique_ptr<progress_display> progress_;
+  halt_policy halt_;
+  std::deque<pending_job> queue_;
+  std::unordered_map<uint64_t, running_job> running_;
+  /// Journaled: the job of each operation id, and outcomes of operations
+  /// no job is known for (yet): adopted from an earlier run.
+  std::unordered_map<uint64_t, uint64_t> seq_of_;
   std::unordered_map<uint64_t, pool::pool_event> unclaimed_;
-  size_t next_ = 0;
-  /// Lines handed to the pool whose outcome is not known yet: at most one
-  /// per worker.
-  size_t in_flight_ = 0;
-  /// Workers the pool has: `-j`, plus those of joined nodes (`--serve`,
-  /// looked up every 100 ms).
-  size_t capacity_ = 0;
-  /// Lines whose outcome is known, waiting for the journal to record it.
   size_t recording_ = 0;
-  bool draining_ = false;
+  /// Journaled outcomes waiting for one status lookup to show them
+  /// committed; whether a lookup is out; the operation it will ask for.
+  struct recorded_outcome {
+    uint64_t seq;
+    std::optional<job_result> res;
+    caf::error err;
+  };
+  std::vector<recorded_outcome> awaiting_commit_;
+  bool commit_query_ = false;
+  uint64_t latest_outcome_ = 0;
+  bool feed_done_ = false;
+  uint64_t total_ = 0;
+  /// Waiting for the whole input before starting (--halt N%, --eta, --bar).
+  bool wait_for_total_ = false;
+  bool stopping_ = false;
+  bool interrupted_ = false;
+  bool halted_now_ = false;
   bool ending_ = false;
   bool status_set_ = false;
   std::chrono::steady_clock::time_point started_;
-  std::optional<pool::pool_stats> stats_;
-  // Counters for the summary and the exit status.
+  // Counters.
   size_t succeeded_ = 0;
   size_t failed_ = 0;
+  size_t started_jobs_ = 0;
   size_t skipped_ = 0;
   size_t skipped_failed_ = 0;
-  size_t foreign_ = 0;
+  size_t not_run_ = 0;
   size_t retries_ = 0;
-  size_t timeouts_ = 0;
+  /// Attempt outcomes received (results and retries): while stopping, the
+  /// run ends once every attempt that ended has reported.
+  uint64_t reported_ = 0;
+  size_t foreign_ = 0;
+  /// poolrun's own errors (bad input, unreadable input): exit 255.
+  size_t own_errors_ = 0;
 };
 
-/// The runner actor; spawn it detached (it writes to stdout, which may
-/// block). Sets `cfg.exit_status` and quits when every line is finished,
-/// or, after an `interrupt`, when every started command is.
+/// The runner actor; spawn it detached (it writes to standard output, which
+/// may block). Sets `cfg.exit_status` and quits when every job is done, or
+/// after an interrupt or --halt when every started command is.
 caf::behavior runner(runner_state::actor_type* self, runner_config cfg);
 
-/// The journal key of input line `seq` (0-based): its number and a hash of
-/// the command, so an edited line does not match an old record.
-std::string journal_key(size_t seq, const std::string& command);
+/// The journal key of job `seq`: its number and a hash of its command, so
+/// an edited input line does not match an old record.
+std::string journal_key(uint64_t seq, const std::string& command);
 
 } // namespace poolrun

@@ -1,6 +1,6 @@
 // What the remote examples share: their command lines (`--name value`
-// pairs or `--name=value`, and positional words), TLS configuration, and
-// waiting for a stop signal.
+// pairs or `--name=value`, and positional words), the actor system's
+// configuration, and waiting for a stop signal.
 #pragma once
 
 #include <algorithm>
@@ -82,33 +82,10 @@ parse_command_line(int argc, char** argv,
   return result;
 }
 
-/// The TLS files given with `--tls-cert`, `--tls-key`, `--tls-ca`, if any.
-inline std::optional<pool::tls_files> tls_from(const command_line& args) {
-  if (!args.has("tls-cert") && !args.has("tls-key") && !args.has("tls-ca"))
-    return std::nullopt;
-  pool::tls_files files;
-  files.certificate = args.text("tls-cert");
-  files.key = args.text("tls-key");
-  files.cafile = args.text("tls-ca");
-  return files;
-}
-
-/// Configures `cfg` for remote pools, with TLS when `tls` is set (the
-/// program must then be built with CAF's OpenSSL module). Returns an error
-/// text when TLS was asked for but is not available.
-inline std::string configure(caf::actor_system_config& cfg,
-                             const std::optional<pool::tls_files>& tls) {
+/// Configures `cfg` for remote pools, with CAF's own log lines off.
+inline void configure(caf::actor_system_config& cfg) {
   cfg.set("logger.verbosity", caf::atom("quiet"));
-  if (!tls) {
-    pool::configure_remote(cfg);
-    return {};
-  }
-#ifdef POOL_REMOTE_TLS
-  pool::configure_remote_tls(cfg, *tls);
-  return {};
-#else
-  return "this build has no TLS support (CAF's OpenSSL module was not found)";
-#endif
+  pool::configure_remote(cfg);
 }
 
 /// Blocks SIGINT and SIGTERM in this thread and in every thread started

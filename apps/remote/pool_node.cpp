@@ -3,11 +3,12 @@
 //
 //   pool_node --host 127.0.0.1 --port P --token T [--workers N]
 //             [--kind dedicated|cooperative] [--delay-ms D]
-//             [--give-up-after-ms M] [--tls-cert F --tls-key F --tls-ca F]
+//             [--give-up-after-ms M]
 //
-// Prints `joined` once its workers joined. On SIGINT/SIGTERM it leaves and
-// prints `jobs <count>` (the jobs its workers ran); exit status 0. A refused
-// or failed first join prints the error and `jobs 0`; exit status 1.
+// Prints `joined ... as node <CAF node id>` once it joined. On
+// SIGINT/SIGTERM it leaves and prints `jobs <count>` (the jobs its workers
+// ran); exit status 0. A refused or failed first join prints the error and
+// `jobs 0`; exit status 1.
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -23,8 +24,7 @@ namespace {
 
 constexpr const char* usage =
     "usage: pool_node --host H --port P --token T [--workers N] "
-    "[--kind dedicated|cooperative] [--delay-ms D] [--give-up-after-ms M] "
-    "[--tls-cert F --tls-key F --tls-ca F]";
+    "[--kind dedicated|cooperative] [--delay-ms D] [--give-up-after-ms M]";
 
 std::atomic<uint64_t> jobs_run{0};
 
@@ -44,12 +44,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto signals = remote_demo::block_stop_signals();
-  auto tls = remote_demo::tls_from(args);
   caf::actor_system_config cfg;
-  if (auto problem = remote_demo::configure(cfg, tls); !problem.empty()) {
-    std::cerr << problem << '\n';
-    return 2;
-  }
+  remote_demo::configure(cfg);
   caf::actor_system sys{cfg};
   auto delay = std::chrono::milliseconds(*delay_ms);
   // Dedicated workers may block, so the optional delay is a plain sleep.
@@ -59,10 +55,9 @@ int main(int argc, char** argv) {
     ++jobs_run;
     return remote_demo::hash_job(x);
   };
-  auto opts = pool::node_options{}
-                  .kind(kind == "dedicated" ? pool::worker_kind::dedicated
-                                            : pool::worker_kind::cooperative)
-                  .tls(tls.has_value());
+  auto opts = pool::node_options{}.kind(kind == "dedicated"
+                                            ? pool::worker_kind::dedicated
+                                            : pool::worker_kind::cooperative);
   if (*give_up_ms > 0)
     opts.give_up_after(std::chrono::milliseconds(*give_up_ms));
   auto node = pool::join_remote_pool(sys, args.text("host"),
@@ -74,7 +69,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::cout << "joined " << args.text("host") << ':' << *port << " with "
-            << *workers << " workers" << std::endl;
+            << *workers << " workers as node " << caf::to_string(sys.node())
+            << std::endl;
   auto signalled = remote_demo::wait_for_stop(sys, *node, signals);
   if (signalled)
     if (auto err = pool::leave_remote_pool(sys, *node))

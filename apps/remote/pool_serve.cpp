@@ -4,7 +4,6 @@
 //   pool_serve --token T [--port P] [--bind ADDRESS] [--reuse-address]
 //              [--workers N] [--max-attempts N] [--submit N]
 //              [--durable FILE] [--delay-ms D]
-//              [--tls-cert F --tls-key F --tls-ca F]
 //
 // The first line on stdout is the port. With `--submit N` it submits the
 // inputs 1..N itself and prints `completed <n> correct <k>` once all are
@@ -31,7 +30,7 @@ namespace {
 constexpr const char* usage =
     "usage: pool_serve --token T [--port P] [--bind ADDRESS] "
     "[--reuse-address] [--workers N] [--max-attempts N] [--submit N] "
-    "[--durable FILE] [--delay-ms D] [--tls-cert F --tls-key F --tls-ca F]";
+    "[--durable FILE] [--delay-ms D]";
 
 /// Submits 1..n in batches (one actor per batch keeps each actor's list of
 /// pending requests short) and prints the tally once every answer is in.
@@ -125,12 +124,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto signals = remote_demo::block_stop_signals();
-  auto tls = remote_demo::tls_from(args);
   caf::actor_system_config cfg;
-  if (auto problem = remote_demo::configure(cfg, tls); !problem.empty()) {
-    std::cerr << problem << '\n';
-    return 2;
-  }
+  remote_demo::configure(cfg);
   caf::actor_system sys{cfg};
   auto opts = pool::pool_options{}
                   .workers(*workers)
@@ -159,8 +154,6 @@ int main(int argc, char** argv) {
                     .bind_address(args.text("bind", "127.0.0.1"))
                     .port(static_cast<uint16_t>(*port))
                     .reuse_address(args.has("reuse-address"));
-  if (tls)
-    remote.tls(*tls);
   auto bound =
       pool::publish_pool<decltype(remote_demo::hash_job)>(sys, *pool, remote);
   if (!bound) {

@@ -2,7 +2,6 @@
 // resizes it, drains it or cancels an operation, through its gatekeeper.
 //
 //   poolctl --host H --port P --token T [--timeout-ms M]
-//           [--tls-cert F --tls-key F --tls-ca F]
 //           stats | resize N | drain | cancel ID | gatekeeper
 //
 // Prints the answer (`pool::to_string(stats)`, the gatekeeper's counters,
@@ -15,9 +14,6 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <pool/remote.hpp>
-#ifdef POOL_REMOTE_TLS
-#include <caf/openssl/remote_actor.hpp>
-#endif
 
 #include "command_line.hpp"
 
@@ -25,20 +21,7 @@ namespace {
 
 constexpr const char* usage =
     "usage: poolctl --host H --port P --token T [--timeout-ms M] "
-    "[--tls-cert F --tls-key F --tls-ca F] "
     "stats | resize N | drain | cancel ID | gatekeeper";
-
-caf::expected<caf::actor> connect(caf::actor_system& sys,
-                                  const std::string& host, uint16_t port,
-                                  bool tls) {
-#ifdef POOL_REMOTE_TLS
-  if (tls)
-    return caf::openssl::remote_actor(sys, host, port);
-#else
-  (void)tls;
-#endif
-  return sys.middleman().remote_actor(host, port);
-}
 
 } // namespace
 
@@ -60,15 +43,11 @@ int main(int argc, char** argv) {
     std::cerr << (args.error.empty() ? "" : args.error + "\n") << usage << '\n';
     return 2;
   }
-  auto tls = remote_demo::tls_from(args);
   caf::actor_system_config cfg;
-  if (auto problem = remote_demo::configure(cfg, tls); !problem.empty()) {
-    std::cerr << problem << '\n';
-    return 2;
-  }
+  remote_demo::configure(cfg);
   caf::actor_system sys{cfg};
-  auto gatekeeper = connect(sys, args.text("host"),
-                            static_cast<uint16_t>(*port), tls.has_value());
+  auto gatekeeper = sys.middleman().remote_actor(args.text("host"),
+                                                 static_cast<uint16_t>(*port));
   if (!gatekeeper) {
     std::cerr << "cannot connect: " << pool::describe_remote(gatekeeper.error())
               << '\n';

@@ -1,56 +1,214 @@
 #include "pool/config_options.hpp"
 
-#include <caf/config_option_adder.hpp>
+#include <string>
+
+#include <caf/config_option.hpp>
+#include <caf/make_config_option.hpp>
 #include <caf/settings.hpp>
 
 #include "pool/errors.hpp"
 
 namespace pool {
 
+namespace {
+
+// CAF refuses a command-line value it cannot parse as its option's type
+// before the application runs, in its parser's words
+// ("parser_error(unexpected_character, ...)"). The pool's options take any
+// text instead, typed as far as CAF can parse it, so that `options_from`
+// can say what is wrong and what to write (see `check_types`).
+template <class T>
+const caf::config_option::meta_state* lenient_meta() {
+  static const caf::config_option::meta_state meta = [] {
+    auto result = *caf::detail::option_meta_state_instance<T>();
+    result.check = [](const caf::config_value&) { return caf::error{}; };
+    result.parse =
+        [](void*, caf::string_view input) -> caf::expected<caf::config_value> {
+      auto typed =
+          caf::detail::option_meta_state_instance<T>()->parse(nullptr, input);
+      if (typed)
+        return typed;
+      return caf::config_value{std::string{input.begin(), input.end()}};
+    };
+    return result;
+  }();
+  return &meta;
+}
+
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
+enum class value_kind { integer, flag, duration, real, text };
+
+struct pool_option {
+  const char* name;
+  value_kind kind;
+  const char* example;
+  const char* description;
+};
+
+// Every option: its name, its kind, an example value (for errors) and its
+// description (for --help).
+constexpr pool_option all_options[] = {
+    {"workers", value_kind::integer, "8",
+     "number of workers (resource instances)"},
+    {"dedicated", value_kind::flag, "true",
+     "give each worker a thread of its own"},
+    {"short-cuts", value_kind::flag, "false",
+     "skip round trips for the pool's own workers"},
+    {"hand-ahead", value_kind::flag, "false",
+     "hand the next entry to a busy worker ahead of time"},
+    {"max-batch", value_kind::integer, "16",
+     "most jobs per work_to_do, 1 = no batches"},
+    {"batch-time", value_kind::duration, "100us",
+     "how long the jobs of one batch may take together"},
+    {"max-attempts", value_kind::integer, "3",
+     "attempts per operation, 1 = no retry"},
+    {"backoff-initial", value_kind::duration, "100ms",
+     "delay before the first retry"},
+    {"backoff-max", value_kind::duration, "30s",
+     "longest delay between retries"},
+    {"backoff-multiplier", value_kind::real, "2.0",
+     "growth of the retry delay"},
+    {"jitter", value_kind::real, "0.2",
+     "random extra delay, fraction of the delay"},
+    {"seed", value_kind::integer, "42", "seed of the jitter generator"},
+    {"attempt-timeout", value_kind::duration, "30s",
+     "longest time one attempt may run"},
+    {"max-restarts", value_kind::integer, "10",
+     "restarts allowed within restart-window"},
+    {"restart-window", value_kind::duration, "10s",
+     "window of the restart intensity"},
+    {"skip-orphaned", value_kind::flag, "true",
+     "do not start work of terminated callers"},
+    {"name", value_kind::text, "orders", "name of the pool in log lines"},
+    {"capacity", value_kind::integer, "10000",
+     "most operations waiting for a worker"},
+    {"wait-when-full", value_kind::integer, "100",
+     "submits that may wait for room"},
+    {"overload-threshold", value_kind::integer, "1000",
+     "waiting operations that trigger the overload warning"},
+    {"overload-interval", value_kind::duration, "60s",
+     "least time between two overload warnings"},
+    {"overload-sustain", value_kind::duration, "5s",
+     "how long an overload lasts before it warns"},
+    {"slow-job-warning", value_kind::duration, "100ms",
+     "warn of cooperative jobs running longer, 0 = never"},
+    {"backlog-alarm", value_kind::duration, "30s",
+     "how long a backlog may last before the alarm"},
+    {"autoscale-min", value_kind::integer, "2", "autoscaling: fewest workers"},
+    {"autoscale-max", value_kind::integer, "8", "autoscaling: most workers"},
+    {"autoscale-grow-after", value_kind::duration, "10s",
+     "autoscaling: backlog time before growing"},
+    {"autoscale-shrink-after", value_kind::duration, "60s",
+     "autoscaling: idle time before a worker stops"},
+    {"durable", value_kind::text, "jobs.db",
+     "keep the queue in this SQLite file"},
+    {"durable-sync", value_kind::text, "normal", "full (default) or normal"},
+    {"commit-interval", value_kind::duration, "1ms",
+     "durable: least time between two commits"},
+    {"unique-window", value_kind::duration, "1h",
+     "durable: how long a finished unique key matches"},
+};
+
+bool holds(const caf::config_value& x, value_kind kind) {
+  switch (kind) {
+    case value_kind::integer:
+      return caf::holds_alternative<int64_t>(x);
+    case value_kind::flag:
+      return caf::holds_alternative<bool>(x);
+    case value_kind::duration:
+      return caf::holds_alternative<caf::timespan>(x);
+    case value_kind::real:
+      return caf::holds_alternative<double>(x) ||
+             caf::holds_alternative<int64_t>(x);
+    case value_kind::text:
+      return caf::holds_alternative<std::string>(x);
+  }
+  return false;
+}
+
+const char* what_it_is_not(value_kind kind) {
+  switch (kind) {
+    case value_kind::integer:
+      return "is not a whole number";
+    case value_kind::flag:
+      return "is neither true nor false";
+    case value_kind::duration:
+      return "is not a duration with a unit (ns, us, ms, s, min or h)";
+    case value_kind::real:
+      return "is not a number";
+    case value_kind::text:
+      return "is not text (write it in double quotes)";
+  }
+  return "has the wrong type";
+}
+
+// The first configured value of the wrong type, as an error that says what
+// to write instead: `pool.invalid_option: pool.workers: "abc" is not a
+// whole number: write one, e.g. --pool.workers=8 on the command line or
+// workers=8 under [pool] in caf-application.ini`.
+caf::error check_types(const caf::actor_system_config& cfg,
+                       const std::string& category) {
+  for (auto& opt : all_options) {
+    auto key = category + "." + opt.name;
+    auto value = caf::get_if(&cfg.content, key);
+    if (value == nullptr || holds(*value, opt.kind))
+      continue;
+    // (A flag takes no value on the command line.)
+    auto cli = "--" + key;
+    if (opt.kind != value_kind::flag)
+      cli += std::string{"="} + opt.example;
+    std::string ini = opt.example;
+    if (opt.kind == value_kind::text)
+      ini = '"' + ini + '"';
+    return caf::make_error(
+        pool_errc::invalid_option, key,
+        caf::to_string(*value) + " " + what_it_is_not(opt.kind) +
+            ": write e.g. " + cli + " on the command line, or " + opt.name +
+            "=" + ini + " under [" + category + "] in caf-application.ini");
+  }
+  return {};
+}
+
+// A real number, also when written as a whole one (`jitter=0`).
+double real_or(const caf::actor_system_config& cfg, const std::string& key,
+               double fallback) {
+  if (auto x = caf::get_if<int64_t>(&cfg, key))
+    return static_cast<double>(*x);
+  return caf::get_or(cfg, key, fallback);
+}
+
+} // namespace
+
 void declare_options(caf::config_option_set& options,
                      caf::string_view category) {
-  caf::config_option_adder{options, category}
-      .add<int64_t>("workers", "number of workers (resource instances)")
-      .add<bool>("dedicated", "give each worker a thread of its own")
-      .add<bool>("dedicated-control",
-                 "run the shepherd and the queue on threads of their own")
-      .add<bool>("short-cuts", "skip round trips for the pool's own workers")
-      .add<bool>("hand-ahead",
-                 "hand the next entry to a busy worker ahead of time")
-      .add<int64_t>("max-batch", "most jobs per work_to_do, 1 = no batches")
-      .add<caf::timespan>("batch-time",
-                          "how long the jobs of one batch may take together")
-      .add<int64_t>("max-attempts", "attempts per operation, 1 = no retry")
-      .add<caf::timespan>("backoff-initial", "delay before the first retry")
-      .add<caf::timespan>("backoff-max", "longest delay between retries")
-      .add<double>("backoff-multiplier", "growth of the retry delay")
-      .add<double>("jitter", "random extra delay, fraction of the delay")
-      .add<int64_t>("seed", "seed of the jitter generator")
-      .add<caf::timespan>("attempt-timeout", "longest time one attempt may run")
-      .add<int64_t>("max-restarts", "restarts allowed within restart-window")
-      .add<caf::timespan>("restart-window", "window of the restart intensity")
-      .add<bool>("skip-orphaned", "do not start work of terminated callers")
-      .add<std::string>("name", "name of the pool in log lines")
-      .add<int64_t>("capacity", "most operations waiting for a worker")
-      .add<int64_t>("wait-when-full", "submits that may wait for room")
-      .add<int64_t>("overload-threshold",
-                    "waiting operations that trigger the overload warning")
-      .add<caf::timespan>("overload-interval",
-                          "least time between two overload warnings")
-      .add<caf::timespan>("backlog-alarm",
-                          "how long a backlog may last before the alarm")
-      .add<int64_t>("autoscale-min", "autoscaling: fewest workers")
-      .add<int64_t>("autoscale-max", "autoscaling: most workers")
-      .add<caf::timespan>("autoscale-grow-after",
-                          "autoscaling: backlog time before growing")
-      .add<caf::timespan>("autoscale-shrink-after",
-                          "autoscaling: idle time before a worker stops")
-      .add<std::string>("durable", "keep the queue in this SQLite file")
-      .add<std::string>("durable-sync", "full (default) or normal")
-      .add<caf::timespan>("commit-interval",
-                          "durable: least time between two commits")
-      .add<caf::timespan>("unique-window",
-                          "durable: how long a finished unique key matches");
+  auto add = [&](auto tag, const pool_option& opt) {
+    using type = typename decltype(tag)::type;
+    options.add(caf::config_option{category, opt.name, opt.description,
+                                   lenient_meta<type>()});
+  };
+  for (auto& opt : all_options) {
+    switch (opt.kind) {
+      case value_kind::integer:
+        add(type_tag<int64_t>{}, opt);
+        break;
+      case value_kind::flag:
+        add(type_tag<bool>{}, opt);
+        break;
+      case value_kind::duration:
+        add(type_tag<caf::timespan>{}, opt);
+        break;
+      case value_kind::real:
+        add(type_tag<double>{}, opt);
+        break;
+      case value_kind::text:
+        add(type_tag<std::string>{}, opt);
+        break;
+    }
+  }
 }
 
 caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
@@ -60,10 +218,10 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
   auto bad = [](const std::string& field, const char* why) {
     return caf::make_error(pool_errc::invalid_option, field, std::string{why});
   };
+  if (auto err = check_types(cfg, category))
+    return err;
   if (auto x = caf::get_if<bool>(&cfg, key("dedicated")); x && *x)
     opts.kind(worker_kind::dedicated);
-  if (auto x = caf::get_if<bool>(&cfg, key("dedicated-control")))
-    opts.dedicated_control(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("short-cuts")))
     opts.short_cuts(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("hand-ahead")))
@@ -84,9 +242,9 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
       caf::get_or(cfg, key("backoff-initial"), opts.backoff_initial());
   auto max = caf::get_or(cfg, key("backoff-max"), opts.backoff_max());
   auto multiplier =
-      caf::get_or(cfg, key("backoff-multiplier"), opts.backoff_multiplier());
+      real_or(cfg, key("backoff-multiplier"), opts.backoff_multiplier());
   opts.backoff(initial, max, multiplier);
-  opts.jitter(caf::get_or(cfg, key("jitter"), opts.jitter()));
+  opts.jitter(real_or(cfg, key("jitter"), opts.jitter()));
   if (auto x = caf::get_if<int64_t>(&cfg, key("seed")))
     opts.seed(static_cast<uint64_t>(*x));
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("attempt-timeout")))
@@ -134,6 +292,10 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.overload_warning(**threshold, interval);
   else
     opts.overload_interval(interval);
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("overload-sustain")))
+    opts.overload_sustain(*x);
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("slow-job-warning")))
+    opts.slow_job_warning(*x);
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("backlog-alarm")))
     opts.backlog_alarm(*x);
   auto scale_min = count("autoscale-min", "autoscale.min", 0);

@@ -1,7 +1,11 @@
 #include "pool/errors.hpp"
 
+#include <cstring>
+
+#include <caf/detail/pretty_type_name.hpp>
 #include <caf/message.hpp>
 #include <caf/sec.hpp>
+#include <caf/type_nr.hpp>
 
 #include "pool/work_record.hpp"
 
@@ -49,6 +53,8 @@ std::string to_string(pool_errc x) {
       return "store_incompatible";
     case pool_errc::store_corrupt:
       return "store_corrupt";
+    case pool_errc::wrong_result_type:
+      return "wrong_result_type";
     case pool_errc::store_in_use:
       return "store_in_use";
     case pool_errc::lease_lost:
@@ -60,6 +66,41 @@ std::string to_string(pool_errc x) {
 }
 
 namespace {
+
+// CAF's own names of its built-in types (`caf::numbered_type_names`) as
+// C++ spells them; the ones left out are CAF types named as `caf::` + name.
+const char* builtin_cpp_name(const char* caf_name) {
+  static constexpr const char* names[][2] = {
+      {"@i8", "int8_t"},
+      {"@i16", "int16_t"},
+      {"@i32", "int32_t"},
+      {"@i64", "int64_t"},
+      {"@u8", "uint8_t"},
+      {"@u16", "uint16_t"},
+      {"@u32", "uint32_t"},
+      {"@u64", "uint64_t"},
+      {"@ldouble", "long double"},
+      {"@str", "std::string"},
+      {"@u16_str", "std::u16string"},
+      {"@u32_str", "std::u32string"},
+      {"@strvec", "std::vector<std::string>"},
+      {"@strset", "std::set<std::string>"},
+      {"@strmap", "std::map<std::string, std::string>"},
+      {"@charbuf", "std::vector<char>"},
+      {"@atom", "caf::atom_value"},
+      {"@addr", "caf::actor_addr"},
+      {"@addrvec", "std::vector<caf::actor_addr>"},
+      {"@actorvec", "std::vector<caf::actor>"},
+      {"@unit", "caf::unit_t"},
+      {"@down", "caf::down_msg"},
+      {"@exit", "caf::exit_msg"},
+      {"@node", "caf::node_id"},
+  };
+  for (auto& x : names)
+    if (std::strcmp(x[0], caf_name) == 0)
+      return x[1];
+  return nullptr;
+}
 
 // Joins the elements of a context message with ": ": strings as they are,
 // an attempt history one attempt per clause, a leading operation id as
@@ -87,7 +128,90 @@ std::string render_context(const caf::message& context) {
   return result;
 }
 
+// The string elements of `context`, or none if it holds anything else.
+std::vector<std::string> strings_of(const caf::message& context) {
+  std::vector<std::string> result;
+  for (size_t i = 0; i < context.size(); ++i) {
+    if (!context.match_element<std::string>(i))
+      return {};
+    result.push_back(context.get_as<std::string>(i));
+  }
+  return result;
+}
+
+// "int64_t (7)", or "(7)" when the types are not known, or "no value".
+std::string value_text(const std::string& types, const std::string& values) {
+  if (types == "caf::unit_t")
+    return "no value (the job returns void)";
+  if (types.empty())
+    return values == "()" || values == "<empty-message>" ? "no value" : values;
+  return types + ' ' + values;
+}
+
+// The errors a newcomer meets first, as sentences that say what to do;
+// empty when the context is not in the expected shape.
+std::string explain(pool_errc code, const caf::message& context) {
+  auto xs = strings_of(context);
+  switch (code) {
+    case pool_errc::wrong_input_type:
+      if (xs.size() == 2 || xs.size() == 3) {
+        auto got =
+            xs.size() == 3 ? value_text(xs[1], xs[2]) : value_text("", xs[1]);
+        return "expected " + xs[0] + ", got " + got +
+               ": submit exactly the types the job takes (CAF converts "
+               "none, not even int64_t to int32_t)";
+      }
+      return {};
+    case pool_errc::wrong_result_type:
+      if (xs.size() == 4)
+        return xs[3] + " expects " + xs[0] + ", but the pool replied " +
+               value_text(xs[1], xs[2]) +
+               ": use the job's result type as the template argument "
+               "(void for a job that returns nothing)";
+      return {};
+    default:
+      return {};
+  }
+}
+
 } // namespace
+
+std::string type_name_of(caf::rtti_pair x) {
+  if (x.first != 0) {
+    const char* caf_name = caf::numbered_type_names[x.first - 1];
+    if (auto name = builtin_cpp_name(caf_name))
+      return name;
+    if (caf_name[0] == '@')
+      return std::string{"caf::"} + (caf_name + 1);
+    return caf_name; // bool, double, float
+  }
+  if (x.second != nullptr)
+    return caf::detail::pretty_type_name(*x.second);
+  return "an unknown type";
+}
+
+std::string type_names_of(const caf::message& x) {
+  std::string result;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i > 0)
+      result += ", ";
+    result += type_name_of(x.type(i));
+  }
+  return result;
+}
+
+caf::error wrong_input_type_error(std::string expected,
+                                  const caf::message& received) {
+  return caf::make_error(pool_errc::wrong_input_type, std::move(expected),
+                         type_names_of(received), to_string(received));
+}
+
+caf::error wrong_result_type_error(std::string call, std::string expected,
+                                   const caf::message& received) {
+  return caf::make_error(pool_errc::wrong_result_type, std::move(expected),
+                         type_names_of(received), to_string(received),
+                         std::move(call));
+}
 
 std::string render_pool_error(uint8_t code, caf::atom_value category,
                               const caf::message& context) {
@@ -96,7 +220,8 @@ std::string render_pool_error(uint8_t code, caf::atom_value category,
   result += to_string(static_cast<pool_errc>(code));
   if (!context.empty()) {
     result += ": ";
-    result += render_context(context);
+    auto sentence = explain(static_cast<pool_errc>(code), context);
+    result += sentence.empty() ? render_context(context) : sentence;
   }
   return result;
 }

@@ -6,6 +6,15 @@
 
 namespace pool {
 
+namespace {
+
+caf::error bad(const char* field, const char* why) {
+  return caf::make_error(pool_errc::invalid_option, std::string{field},
+                         std::string{why});
+}
+
+} // namespace
+
 std::string to_string(worker_kind x) {
   return x == worker_kind::dedicated ? "dedicated" : "cooperative";
 }
@@ -15,84 +24,128 @@ size_t default_dedicated_workers() {
   return cores > 1 ? cores - 1 : 1;
 }
 
-size_t pool_options::workers() const noexcept {
-  if (!workers_set_ && autoscale_)
-    return autoscale_->min;
-  if (!workers_set_ && kind_ == worker_kind::dedicated)
+size_t sizing_options::initial_workers() const noexcept {
+  if (!workers_set && autoscale)
+    return autoscale->min;
+  if (!workers_set && kind == worker_kind::dedicated)
     return default_dedicated_workers();
-  return workers_;
+  return workers;
 }
 
-caf::error pool_options::validate() const {
-  auto bad = [](const char* field, const char* why) {
-    return caf::make_error(pool_errc::invalid_option, std::string{field},
-                           std::string{why});
-  };
-  if (autoscale_) {
-    if (autoscale_->min == 0)
+caf::error sizing_options::validate() const {
+  if (autoscale) {
+    if (autoscale->min == 0)
       return bad("autoscale.min", "must be at least 1");
-    if (autoscale_->min > autoscale_->max)
+    if (autoscale->min > autoscale->max)
       return bad("autoscale.min", "must not exceed autoscale.max");
-    if (autoscale_->grow_after <= caf::timespan::zero())
+    if (autoscale->max > max_pool_workers)
+      return bad("autoscale.max", "must be at most 1000000");
+    if (autoscale->grow_after <= caf::timespan::zero())
       return bad("autoscale.grow_after", "must be greater than zero");
-    if (autoscale_->shrink_after <= caf::timespan::zero())
+    if (autoscale->shrink_after <= caf::timespan::zero())
       return bad("autoscale.shrink_after", "must be greater than zero");
   }
-  if (workers() == 0)
+  auto n = initial_workers();
+  if (n == 0)
     return bad("workers", "must be at least 1");
-  if (workers() > max_pool_workers)
+  if (n > max_pool_workers)
     return bad("workers", "must be at most 1000000");
-  if (max_batch_ == 0)
-    return bad("max_batch", "must be at least 1 (1 = no batches)");
-  if (max_batch_ > max_batch_limit)
-    return bad("max_batch", "must be at most 4096");
-  if (batch_time_ <= caf::timespan::zero())
-    return bad("batch_time", "must be greater than zero");
-  if (name_.empty())
-    return bad("name", "must not be empty");
-  if (max_attempts_ == 0)
-    return bad("max_attempts", "must be at least 1 (1 = no retry)");
-  if (backoff_initial_ < caf::timespan::zero())
-    return bad("backoff.initial", "must not be negative");
-  if (backoff_max_ < backoff_initial_)
-    return bad("backoff.max", "must not be less than backoff.initial");
-  if (!(backoff_multiplier_ >= 1.0))
-    return bad("backoff.multiplier", "must be at least 1.0");
-  if (!(jitter_ >= 0.0 && jitter_ <= 1.0))
-    return bad("jitter", "must be between 0.0 and 1.0");
-  if (attempt_timeout_ && *attempt_timeout_ <= caf::timespan::zero())
-    return bad("attempt_timeout", "must be greater than zero");
-  if (capacity_ && *capacity_ == 0)
-    return bad("capacity", "must be at least 1");
-  if (max_restarts_ <= 0)
-    return bad("restart_intensity.max_restarts", "must be at least 1");
-  if (restart_window_ <= caf::timespan::zero())
-    return bad("restart_intensity.window", "must be greater than zero");
-  if (overload_threshold_ && *overload_threshold_ == 0)
-    return bad("overload_warning.threshold", "must be at least 1");
-  if (overload_interval_ <= caf::timespan::zero())
-    return bad("overload_warning.interval", "must be greater than zero");
-  if (backlog_alarm_ && *backlog_alarm_ <= caf::timespan::zero())
-    return bad("backlog_alarm", "must be greater than zero");
-  if (durable_path_ && durable_path_->empty())
-    return bad("durable", "needs a file path");
-  if (commit_interval_ < caf::timespan::zero())
-    return bad("commit_interval", "must not be negative");
-  if (unique_window_ < caf::timespan::zero())
-    return bad("unique_window", "must not be negative");
-  if (retention_ && *retention_ <= caf::timespan::zero())
-    return bad("retention", "must be greater than zero");
-  if (retention_ && *retention_ < unique_window_)
-    return bad("retention", "must be at least unique_window (a key must "
-                            "outlive its window)");
-  if (autoscale_ &&
-      (workers() < autoscale_->min || workers() > autoscale_->max))
+  if (autoscale && (n < autoscale->min || n > autoscale->max))
     return bad("workers", "must lie within autoscale.min and autoscale.max");
   return caf::none;
 }
 
+caf::error retry_options::validate() const {
+  if (max_attempts == 0)
+    return bad("max_attempts", "must be at least 1 (1 = no retry)");
+  if (backoff_initial < caf::timespan::zero())
+    return bad("backoff.initial", "must not be negative");
+  if (backoff_max < backoff_initial)
+    return bad("backoff.max", "must not be less than backoff.initial");
+  if (!(backoff_multiplier >= 1.0))
+    return bad("backoff.multiplier", "must be at least 1.0");
+  if (!(jitter >= 0.0 && jitter <= 1.0))
+    return bad("jitter", "must be between 0.0 and 1.0");
+  if (attempt_timeout && *attempt_timeout <= caf::timespan::zero())
+    return bad("attempt_timeout", "must be greater than zero");
+  return caf::none;
+}
+
+caf::error supervision_options::validate() const {
+  if (max_restarts <= 0)
+    return bad("restart_intensity.max_restarts", "must be at least 1");
+  if (restart_window <= caf::timespan::zero())
+    return bad("restart_intensity.window", "must be greater than zero");
+  return caf::none;
+}
+
+caf::error admission_options::validate() const {
+  if (capacity && *capacity == 0)
+    return bad("capacity", "must be at least 1");
+  return caf::none;
+}
+
+caf::error monitoring_options::validate() const {
+  if (name.empty())
+    return bad("name", "must not be empty");
+  if (overload_threshold && *overload_threshold == 0)
+    return bad("overload_warning.threshold", "must be at least 1");
+  if (overload_interval <= caf::timespan::zero())
+    return bad("overload_warning.interval", "must be greater than zero");
+  if (overload_sustain < caf::timespan::zero())
+    return bad("overload_sustain", "must not be negative");
+  if (backlog_alarm && *backlog_alarm <= caf::timespan::zero())
+    return bad("backlog_alarm", "must be greater than zero");
+  if (slow_job < caf::timespan::zero())
+    return bad("slow_job_warning", "must not be negative (0 = off)");
+  return caf::none;
+}
+
+caf::error durability_options::validate() const {
+  if (path && path->empty())
+    return bad("durable", "needs a file path");
+  if (commit_interval < caf::timespan::zero())
+    return bad("commit_interval", "must not be negative");
+  if (unique_window < caf::timespan::zero())
+    return bad("unique_window", "must not be negative");
+  if (retention && *retention <= caf::timespan::zero())
+    return bad("retention", "must be greater than zero");
+  if (retention && *retention < unique_window)
+    return bad("retention", "must be at least unique_window (a key must "
+                            "outlive its window)");
+  return caf::none;
+}
+
+caf::error validate(const dispatch_tuning& x) {
+  if (x.max_batch == 0)
+    return bad("max_batch", "must be at least 1 (1 = no batches)");
+  if (x.max_batch > max_batch_limit)
+    return bad("max_batch", "must be at most 4096");
+  if (x.batch_time <= caf::timespan::zero())
+    return bad("batch_time", "must be greater than zero");
+  return caf::none;
+}
+
+size_t pool_options::workers() const noexcept {
+  return sizing_.initial_workers();
+}
+
+caf::error pool_options::validate() const {
+  for (auto err :
+       {sizing_.validate(), validate_dispatch(), monitoring_.validate(),
+        retry_.validate(), admission_.validate(), supervision_.validate(),
+        durability_.validate()})
+    if (err)
+      return err;
+  return caf::none;
+}
+
+caf::error pool_options::validate_dispatch() const {
+  return pool::validate(dispatch_);
+}
+
 log_hook pool_options::log() const {
-  return log_ ? log_ : default_log_hook();
+  return monitoring_.log ? monitoring_.log : default_log_hook();
 }
 
 } // namespace pool

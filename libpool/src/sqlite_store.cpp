@@ -188,6 +188,7 @@ caf::error sqlite_store::load_queue(bool at_open) {
       x.attempt = attempt;
       x.payload = std::move(payload);
       x.key = detail::column_text(stmt, 6);
+      x.due = due;
       unfinished_.push_back(std::move(x));
     }
   }

@@ -24,4 +24,43 @@ std::string to_string(const pool_stats& x) {
       to_string(x.processing));
 }
 
+namespace {
+
+// Three significant digits at most, in the unit that fits: 850us, 35.1ms.
+std::string short_duration(caf::timespan x) {
+  auto ns = static_cast<double>(x.count());
+  if (ns < 1e3)
+    return fmt::format("{}ns", x.count());
+  if (ns < 1e6)
+    return fmt::format("{:.3g}us", ns / 1e3);
+  if (ns < 1e9)
+    return fmt::format("{:.3g}ms", ns / 1e6);
+  return fmt::format("{:.3g}s", ns / 1e9);
+}
+
+} // namespace
+
+std::string summary(const pool_stats& x) {
+  auto line = fmt::format("{}/{} busy", x.busy, x.workers);
+  if (x.joined > 0)
+    line += fmt::format(" ({} joined)", x.joined);
+  line += fmt::format(", {} queued", x.available);
+  if (x.delayed > 0)
+    line += fmt::format(" (+{} delayed)", x.delayed);
+  line += fmt::format(", {} done, {} failed", x.completed, x.failed);
+  auto extra = [&line](uint64_t n, const char* what) {
+    if (n > 0)
+      line += fmt::format(", {} {}", n, what);
+  };
+  extra(x.retried, "retried");
+  extra(x.timed_out, "timed out");
+  extra(x.worker_restarts + x.queue_restarts, "restarts");
+  extra(x.rejected, "rejected");
+  if (x.processing.count > 0)
+    line += ", run p99 " + short_duration(x.processing.p99);
+  if (x.backlog_alarm)
+    line += ", BACKLOG ALARM";
+  return line;
+}
+
 } // namespace pool

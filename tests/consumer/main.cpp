@@ -1,10 +1,20 @@
-// Uses the installed library: a pool, one blocking submit, the stats.
+// Uses the installed library: its version, a pool, one blocking submit.
 #include <iostream>
+#include <string>
 
 #include <caf/all.hpp>
 #include <pool/all.hpp>
 
 int main() {
+  // The library, its headers and the CMake package agree on the version.
+  std::cout << "consumer: pool " << pool::version() << '\n';
+  if (std::string{pool::version()} != POOL_VERSION ||
+      std::string{pool::version()} != PACKAGE_VERSION_FOUND) {
+    std::cerr << "consumer: pool::version() is " << pool::version()
+              << ", POOL_VERSION is " << POOL_VERSION
+              << ", find_package(pool) found " << PACKAGE_VERSION_FOUND << '\n';
+    return 1;
+  }
   caf::actor_system_config cfg;
   pool::configure(cfg);
   caf::actor_system sys{cfg};

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -80,12 +81,15 @@ inline bool process_gone(pid_t pid) {
          content[paren + 2] == 'Z' || content[paren + 2] == 'X';
 }
 
-/// A running child process: its standard input is `input` (then closed),
-/// its standard output and error are captured.
+/// A running child process: its standard input is `input` (then closed,
+/// unless `keep_input_open`), its standard output and error are captured;
+/// `env` entries ("NAME=value") are added to its environment.
 class child_process {
 public:
   child_process(std::vector<std::string> argv, const std::string& input = "",
-                const std::string& cwd = "") {
+                const std::string& cwd = "",
+                std::vector<std::string> env = {},
+                bool keep_input_open = false) {
     int in_pipe[2];
     int out_pipe[2];
     int err_pipe[2];
@@ -104,27 +108,48 @@ public:
       ::dup2(err_pipe[1], STDERR_FILENO);
       if (!cwd.empty() && ::chdir(cwd.c_str()) != 0)
         ::_exit(126);
+      for (auto& entry : env)
+        ::putenv(entry.data());
       ::execvp(args[0], args.data());
       ::_exit(127);
     }
     ::close(in_pipe[0]);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
-    // The whole input fits into the pipe for these tests; poolrun reads all
-    // of it before it starts anything.
-    size_t done = 0;
-    while (done < input.size()) {
-      auto n = ::write(in_pipe[1], input.data() + done, input.size() - done);
-      if (n <= 0)
-        break;
-      done += static_cast<size_t>(n);
-    }
-    ::close(in_pipe[1]);
+    in_fd_ = in_pipe[1];
     out_fd_ = out_pipe[0];
     err_fd_ = err_pipe[0];
+    // Input is written while output is read: neither pipe fills up.
+    write_input(input);
+    if (!keep_input_open)
+      close_input();
   }
 
+  /// Writes `text` to its standard input, reading its output meanwhile.
+  void write_input(const std::string& text) {
+    size_t done = 0;
+    ::fcntl(in_fd_, F_SETFL, O_NONBLOCK);
+    while (done < text.size()) {
+      auto n = ::write(in_fd_, text.data() + done, text.size() - done);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EINTR)
+        break;
+      pump(10);
+    }
+  }
+
+  void close_input() {
+    if (in_fd_ >= 0)
+      ::close(in_fd_);
+    in_fd_ = -1;
+  }
+
+
   ~child_process() {
+    close_input();
     if (pid_ > 0 && !reaped_) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
@@ -188,6 +213,7 @@ public:
       }
       pump(static_cast<int>(left));
     }
+    close_input();
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       // retry
@@ -205,7 +231,7 @@ public:
     return WEXITSTATUS(status);
   }
 
-private:
+  /// Reads what output comes within `timeout_ms`.
   void pump(int timeout_ms) {
     pollfd fds[2];
     nfds_t count = 0;
@@ -231,8 +257,10 @@ private:
     }
   }
 
+private:
   pid_t pid_ = -1;
   bool reaped_ = false;
+  int in_fd_ = -1;
   int out_fd_ = -1;
   int err_fd_ = -1;
   std::string out_;
@@ -243,6 +271,40 @@ private:
 inline std::vector<std::string> poolrun_argv(std::vector<std::string> args) {
   args.insert(args.begin(), POOLRUN_BINARY);
   return args;
+}
+
+/// The command line running GNU parallel with `args`.
+inline std::vector<std::string> parallel_argv(std::vector<std::string> args) {
+  REQUIRE_MESSAGE(::access("/usr/bin/parallel", X_OK) == 0,
+                  "GNU parallel is missing: run scripts/install-deps");
+  args.insert(args.begin(), {"/usr/bin/parallel", "--will-cite"});
+  return args;
+}
+
+/// Waits until `path` has at least `n` lines.
+inline bool wait_for_lines(const std::string& path, size_t n,
+                           std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (lines_of(read_file(path)).size() < n) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(10ms); // polling a file another process writes
+  }
+  return true;
+}
+
+inline std::vector<std::string> sorted_lines(const std::string& text) {
+  auto lines = lines_of(text);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+/// The lines of `text`, sorted, as one text (readable in a failed check).
+inline std::string sorted_text(const std::string& text) {
+  std::string out;
+  for (auto& line : sorted_lines(text))
+    out += line + "\n";
+  return out;
 }
 
 } // namespace poolrun::test

@@ -1,135 +1,361 @@
-// poolrun vs GNU parallel: same output blocks, exit status and -k order.
+// The same invocations through GNU parallel and poolrun: same output
+// (sorted, or in order with -k), same exit status, same files.
 #include "child_process.hpp"
 
-#include <algorithm>
 #include <map>
 
 using namespace poolrun::test;
 
 namespace {
 
-/// 30 commands: multi-line output with pauses inside a block, output to
-/// stderr, exit statuses 3 and 1, short sleeps. 9 of them fail.
-std::string mixed_commands() {
-  std::string result;
-  for (int i = 1; i <= 30; ++i) {
-    auto tag = "job" + std::to_string(i);
-    auto pause = "sleep 0.0" + std::to_string(i % 7);
-    switch (i % 5) {
-      case 0:
-        result += "echo " + tag + " a; " + pause + "; echo " + tag + " b";
-        break;
-      case 1:
-        result += "echo " + tag + " failing; " + pause + "; exit 3";
-        break;
-      case 2:
-        result += "echo " + tag + " err >&2; " + pause + "; echo " + tag +
-                  " err2 >&2; echo " + tag + " out";
-        break;
-      case 3:
-        result += pause + "; echo " + tag + " slept";
-        break;
-      default:
-        result += "echo " + tag + " x; " + pause + "; echo " + tag +
-                  " y >&2; exit " + std::to_string(i % 2);
-    }
-    result += '\n';
-  }
-  return result;
+/// One invocation, run through both tools in fresh directories.
+struct invocation {
+  std::vector<std::string> args;
+  std::string input;
+  /// Output in order (-k, -j1) rather than compared sorted.
+  bool ordered = false;
+  /// Files (relative) whose contents must match; a trailing '/' lists a
+  /// directory tree with contents.
+  std::vector<std::string> files;
+  /// Also the commands' standard error (minus the tools' own lines).
+  bool compare_stderr = false;
+  std::vector<std::string> env;
+  /// Files to create first: name, content.
+  std::vector<std::pair<std::string, std::string>> given;
+};
+
+/// Lines of `text` that the tool did not write itself.
+std::string without_own_lines(const std::string& text) {
+  std::string out;
+  for (auto& line : lines_of(text))
+    if (line.rfind("poolrun: ", 0) != 0 && line.rfind("parallel: ", 0) != 0)
+      out += line + "\n";
+  return out;
 }
 
-/// Splits output into one block per command (lines start with the
-/// command's tag) and checks that no two blocks interleave.
-std::vector<std::string> blocks_of(const std::string& text) {
-  std::vector<std::string> blocks;
-  std::vector<std::string> tags;
-  for (auto& line : lines_of(text)) {
-    auto tag = line.substr(0, line.find(' '));
-    if (tags.empty() || tags.back() != tag) {
-      CHECK_MESSAGE(std::find(tags.begin(), tags.end(), tag) == tags.end(),
-                    "output of " << tag << " is split:\n"
-                                 << text);
-      tags.push_back(tag);
-      blocks.emplace_back();
-    }
-    blocks.back() += line + "\n";
-  }
-  std::sort(blocks.begin(), blocks.end());
-  return blocks;
+/// A directory tree as "path: content" lines, sorted.
+std::string tree_of(const std::string& root) {
+  child_process find{{"find", root, "-type", "f"}, "", ""};
+  REQUIRE(find.exit_code(10s) == 0);
+  std::string out;
+  for (auto& path : sorted_lines(find.out()))
+    out += path.substr(root.size()) + ": " + read_file(path) + "\n";
+  return out;
 }
 
-std::vector<std::string> gnu_parallel(std::vector<std::string> args) {
-  REQUIRE_MESSAGE(::access("/usr/bin/parallel", X_OK) == 0,
-                  "GNU parallel is missing: run scripts/install-deps");
-  args.insert(args.begin(), {"/usr/bin/parallel", "--will-cite"});
-  return args;
+std::string content_of(const std::string& dir, const std::string& name) {
+  if (!name.empty() && name.back() == '/')
+    return tree_of(dir + "/" + name);
+  return read_file(dir + "/" + name);
+}
+
+struct outcome {
+  int status = -1;
+  std::string out;
+  std::string err;
+  std::map<std::string, std::string> files;
+};
+
+/// Runs `inv` through poolrun and GNU parallel at once.
+std::pair<outcome, outcome> run_both(const invocation& inv) {
+  temp_dir ours_dir;
+  temp_dir theirs_dir;
+  for (auto& [name, content] : inv.given) {
+    write_file(ours_dir / name, content);
+    write_file(theirs_dir / name, content);
+  }
+  child_process ours{poolrun_argv(inv.args), inv.input, ours_dir.path,
+                     inv.env};
+  child_process theirs{parallel_argv(inv.args), inv.input, theirs_dir.path,
+                       inv.env};
+  outcome a;
+  outcome b;
+  a.status = ours.exit_code(60s);
+  b.status = theirs.exit_code(60s);
+  a.out = ours.out();
+  b.out = theirs.out();
+  a.err = without_own_lines(ours.err());
+  b.err = without_own_lines(theirs.err());
+  for (auto& f : inv.files) {
+    a.files[f] = content_of(ours_dir.path, f);
+    b.files[f] = content_of(theirs_dir.path, f);
+  }
+  return {a, b};
+}
+
+void check_same(const invocation& inv) {
+  std::string shown;
+  for (auto& arg : inv.args)
+    shown += " " + arg;
+  CAPTURE(shown);
+  auto [ours, theirs] = run_both(inv);
+  CHECK(ours.status == theirs.status);
+  if (inv.ordered) {
+    CHECK(ours.out == theirs.out);
+  } else {
+    CHECK(sorted_text(ours.out) == sorted_text(theirs.out));
+  }
+  if (inv.compare_stderr)
+    CHECK(sorted_text(ours.err) == sorted_text(theirs.err));
+  for (auto& f : inv.files) {
+    CAPTURE(f);
+    CHECK(ours.files[f] == theirs.files[f]);
+  }
+}
+
+invocation ordered(std::vector<std::string> args, std::string input = "") {
+  invocation inv;
+  inv.args = std::move(args);
+  inv.input = std::move(input);
+  inv.ordered = true;
+  return inv;
+}
+
+invocation sorted(std::vector<std::string> args, std::string input = "") {
+  auto inv = ordered(std::move(args), std::move(input));
+  inv.ordered = false;
+  return inv;
 }
 
 } // namespace
 
-TEST_CASE("30 mixed commands at 4 workers give the same output blocks and "
-          "exit status as GNU parallel" *
-          doctest::timeout(60)) {
-  temp_dir tmp;
-  auto input = mixed_commands();
-  child_process ours{poolrun_argv({"-j", "4"}), input, tmp.path};
-  auto our_status = ours.exit_code(30s);
-  child_process theirs{gnu_parallel({"-j", "4"}), input, tmp.path};
-  auto their_status = theirs.exit_code(30s);
-  CHECK(our_status == 9);
-  CHECK(our_status == their_status);
-  auto our_out = blocks_of(ours.out());
-  CHECK(our_out.size() == 30);
-  CHECK(our_out == blocks_of(theirs.out()));
-  CHECK(blocks_of(ours.err()) == blocks_of(theirs.err()));
+TEST_CASE("GNU parallel vs poolrun: replacement strings and quoting" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "echo", "{}", "{.}", "{/}", "{//}", "{/.}", ":::",
+                      "/x/y/a.tar.gz", "b.c", ".bashrc", "a/.b", "c/", "/g"}));
+  check_same(ordered({"-k", "echo", "{#}", "{}", ":::", "a", "b", "c"}));
+  check_same(ordered({"-k", "-j1", "echo", "{%}", "{#}", ":::", "a", "b"}));
+  check_same(ordered({"-k", "echo", "{2}", "{1}", "{1.}", "{2/}", ":::",
+                      "a.x", "b.y", ":::", "/p/q", "r/s"}));
+  check_same(ordered({"-k", "echo", "pre", ":::", "a", "b"}));
+  check_same(ordered({"-k", "echo", "[{}]", ":::", "a b", "it's", "$HOME",
+                      "*", "", "x\"y", "back\\slash"}));
+  check_same(ordered({"-k", "--dry-run", "echo", "{}", ":::", "a b", "it's",
+                      "$HOME", "x*"}));
+  check_same(ordered({"-k", "printf", "%s|", "{}", "ok{}", ":::", "a b"}));
 }
 
-TEST_CASE("keep-order at 4 workers prints in input order, as GNU parallel "
-          "-k does" *
-          doctest::timeout(60)) {
-  temp_dir tmp;
-  // Later lines finish first.
-  std::string input;
-  std::string expected;
-  for (int i = 1; i <= 12; ++i) {
-    auto tag = "job" + std::to_string(i);
-    auto ms = std::to_string((13 - i) * 30);
-    input += "echo " + tag + " a; sleep 0." + std::string(3 - ms.size(), '0') +
-             ms + "; echo " + tag + " b\n";
-    expected += tag + " a\n" + tag + " b\n";
+TEST_CASE("GNU parallel vs poolrun: input sources" * doctest::timeout(120)) {
+  // No template: each input line is a command.
+  check_same(ordered({"-k"}, "echo a\necho b; echo c\n\necho d\n"));
+  check_same(ordered({"-k", ":::", "echo x", "echo y"}));
+  check_same(sorted({"echo", "got", "{}"}, "x\ny\nz\n"));
+  check_same(ordered({"-k", "echo", ":::", "a", "b", ":::", "1", "2", ":::",
+                      "X", "Y"}));
+  check_same(ordered({"-k", "echo", ":::", "a", "b", ":::+", "1", "2", ":::",
+                      "X", "Y"}));
+  check_same(ordered({"-k", "--link", "echo", ":::", "a", "b", "c", ":::",
+                      "1", "2"}));
+  check_same(ordered({"-k", "--xapply", "echo", "{2}{1}", ":::", "a", "b",
+                      ":::", "1", "2"}));
+  auto files = ordered({"-k", "echo", "::::", "f1", "::::", "f2"});
+  files.given = {{"f1", "a\nb\n"}, {"f2", "1\n2\n"}};
+  check_same(files);
+  auto arg_files = ordered({"-k", "-a", "f1", "-a", "f2", "echo"});
+  arg_files.given = files.given;
+  check_same(arg_files);
+  auto mixed = ordered({"-k", "echo", "{1}-{2}", "::::", "-", ":::", "p",
+                        "q"},
+                       "l1\nl2\n");
+  check_same(mixed);
+  check_same(ordered({"-k", "-0", "echo", "[{}]"}, std::string("a b\0c\0", 6)));
+  check_same(ordered({"-k", "--null", "echo", "{}"}, std::string("x\ny\0z", 5)));
+  check_same(ordered({"-k", "-d", ":", "echo", "<{}>"}, "a:b:c"));
+  check_same(ordered({"-k", "-d", "\\t", "echo", "<{}>"}, "a\tb c\t"));
+  check_same(sorted({"true"}, ""));
+}
+
+TEST_CASE("GNU parallel vs poolrun: arguments per command" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-n2", "echo", ":::", "a", "b", "c", "d", "e"}));
+  check_same(ordered({"-k", "-n", "2", "echo", "{}", "{#}", ":::", "a", "b",
+                      "c"}));
+  check_same(ordered({"-k", "-N2", "echo", "{1}-{2}", ":::", "a", "b", "c",
+                      "d", "e"}));
+  check_same(ordered({"-k", "-N0", "echo", "x", ":::", "a", "b"}));
+  check_same(ordered({"-k", "-X", "-j1", "echo", "pre{}post", ":::", "a", "b",
+                      "c"}));
+  check_same(ordered({"-k", "-X", "-j2", "echo", ":::", "a", "b", "c", "d",
+                      "e"}));
+  check_same(ordered({"-k", "-m", "-j3", "echo", ":::", "a", "b", "c", "d",
+                      "e"}));
+  check_same(ordered({"-k", "-X", "-j2", "echo"}, "1\n2\n3\n4\n5\n"));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --pipe" * doctest::timeout(120)) {
+  std::string ten;
+  for (int i = 1; i <= 10; ++i)
+    ten += std::to_string(i) + "\n";
+  check_same(ordered({"-k", "--pipe", "--block", "10", "echo B; cat"}, ten));
+  check_same(ordered({"-k", "--pipe", "-N3", "echo B; cat"}, ten));
+  check_same(ordered({"-k", "--pipe", "--recend", ";", "--block", "3",
+                      "echo \"[$(cat)]\""},
+                     "a;b;c;d;"));
+  check_same(sorted({"--pipe", "--block", "1k", "wc", "-l"}, ten + ten + ten));
+  check_same(ordered({"-k", "--pipe", "--block", "4", "cat"},
+                     "a long record\nb\n"));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --halt and exit statuses" *
+          doctest::timeout(120)) {
+  for (auto halt : {"now,fail=1", "soon,fail=1", "soon,fail=2", "1", "2"})
+    check_same(ordered({"-j1", "--halt", halt, "echo {}; exit {}", ":::", "0",
+                        "1", "0", "3", "0"}));
+  check_same(ordered({"-j1", "--halt", "now,success=1", "echo {}; exit {}",
+                      ":::", "1", "0", "2"}));
+  check_same(ordered({"-j1", "--halt", "soon,fail=50%", "exit {}", ":::", "0",
+                      "1", "1", "0", "0", "0"}));
+  check_same(ordered({"-j1", "--halt", "soon,fail=50%", "exit {}", ":::", "0",
+                      "1", "1", "1", "0", "0"}));
+  check_same(ordered({"-j1", "--halt", "now,done=2", "exit {}", ":::", "0",
+                      "1", "5"}));
+  check_same(ordered({"-j1", "--halt", "soon,success=50%", "exit {}", ":::",
+                      "1", "0", "0", "0"}));
+  check_same(ordered({"-j1", "--halt", "now,fail=1", "kill -9 $$", ":::",
+                      "a"}));
+  // The exit status counts failed jobs, at most 101.
+  check_same(sorted({"-j2", "exit {}", ":::", "0", "1", "2", "0", "255"}));
+  std::string many;
+  for (int i = 0; i < 102; ++i)
+    many += "exit 1\n";
+  check_same(sorted({"-j2"}, many));
+}
+
+TEST_CASE("GNU parallel vs poolrun: output modes" * doctest::timeout(120)) {
+  check_same(ordered({"-k", "-j3", "sleep 0.{}; echo {}; echo e{} >&2", ":::",
+                      "3", "1", "2"}));
+  auto err = sorted({"-j3", "echo {} out; echo {} err >&2", ":::", "a", "b",
+                     "c"});
+  err.compare_stderr = true;
+  check_same(err);
+  check_same(ordered({"-k", "--tag", "echo", "x", ":::", "a", "b", ":::",
+                      "1"}));
+  check_same(ordered({"-k", "--tagstring", "<{}-{#}>", "echo",
+                      "x; echo y", ":::", "a", "b"}));
+  check_same(sorted({"--line-buffer", "-j2", "echo a{}; sleep 0.2; echo b{}",
+                     ":::", "1", "2"}));
+  check_same(sorted({"--lb", "--tag", "-j2", "echo a{}; sleep 0.1; echo b{}",
+                     ":::", "1", "2"}));
+  check_same(sorted({"-u", "-j2", "echo {}", ":::", "1", "2", "3"}));
+  auto results = sorted({"--results", "res", "echo out {}; echo err {} >&2",
+                         ":::", "a", "b/c", "", ":::", "1", "2"});
+  results.files = {"res/"};
+  check_same(results);
+  auto templated = sorted({"--results", "out/{1}/x", "echo {}", ":::", "p",
+                           "q"});
+  templated.files = {"out/"};
+  check_same(templated);
+  auto into_dirs = sorted({"--results", "d/{#}/", "echo {}", ":::", "p"});
+  into_dirs.files = {"d/"};
+  check_same(into_dirs);
+}
+
+TEST_CASE("GNU parallel vs poolrun: joblog - resume - retries - timeout" *
+          doctest::timeout(120)) {
+  auto cmd = std::string{"echo {}; exit $(( {} % 3 == 0 ))"};
+  std::vector<std::string> values = {":::", "1", "2", "3", "4", "5", "6"};
+  auto with = [&](std::vector<std::string> front) {
+    front.push_back(cmd);
+    front.insert(front.end(), values.begin(), values.end());
+    return front;
+  };
+  // The joblog: Seq, Host, Send, Receive, Exitval, Signal, Command as GNU
+  // parallel writes them (times differ); --halt stops a first run, then
+  // --resume, then --resume-failed continue it.
+  temp_dir ours_dir;
+  temp_dir theirs_dir;
+  auto columns = [](const std::string& log) {
+    std::string out;
+    for (auto& line : lines_of(log)) {
+      std::vector<std::string> f;
+      size_t b = 0;
+      for (;;) {
+        auto t = line.find('\t', b);
+        f.push_back(line.substr(b, t - b));
+        if (t == std::string::npos)
+          break;
+        b = t + 1;
+      }
+      REQUIRE(f.size() == 9);
+      out += f[0] + " " + f[1] + " " + f[4] + " " + f[5] + " " + f[6] + " " +
+             f[7] + " " + f[8] + "\n";
+    }
+    return out;
+  };
+  for (auto run :
+       {with({"--joblog", "jl", "-j1", "--halt", "now,fail=1"}),
+        with({"--joblog", "jl", "-j1", "--resume"}),
+        with({"--joblog", "jl", "-j1", "--resume-failed"})}) {
+    child_process ours{poolrun_argv(run), "", ours_dir.path};
+    child_process theirs{parallel_argv(run), "", theirs_dir.path};
+    CHECK(ours.exit_code(30s) == theirs.exit_code(30s));
+    CHECK(ours.out() == theirs.out());
+    CHECK(columns(read_file(ours_dir / "jl")) ==
+          columns(read_file(theirs_dir / "jl")));
   }
-  child_process ours{poolrun_argv({"-k", "-j", "4"}), input, tmp.path};
-  CHECK(ours.exit_code(30s) == 0);
-  CHECK(ours.out() == expected);
-  child_process theirs{gnu_parallel({"-k", "-j", "4"}), input, tmp.path};
-  CHECK(theirs.exit_code(30s) == 0);
-  CHECK(ours.out() == theirs.out());
-  // Without -k the first line, which sleeps longest, is not printed first.
-  child_process unordered{poolrun_argv({"-j", "4"}), input, tmp.path};
-  CHECK(unordered.exit_code(30s) == 0);
-  CHECK(unordered.out() != expected);
+  // -k: the joblog in input order too, as GNU parallel writes it.
+  {
+    auto seqs = [](const std::string& log) {
+      std::string out;
+      for (auto& line : lines_of(log))
+        out += line.substr(0, line.find('\t')) + " ";
+      return out;
+    };
+    auto kept = ordered({"-k", "-j3", "--joblog", "jl", "sleep {}; echo {}",
+                         ":::", "0.3", "0.1", "0.2"});
+    temp_dir a;
+    temp_dir b;
+    child_process ours{poolrun_argv(kept.args), "", a.path};
+    child_process theirs{parallel_argv(kept.args), "", b.path};
+    CHECK(ours.exit_code(30s) == theirs.exit_code(30s));
+    CHECK(ours.out() == theirs.out());
+    CHECK(seqs(read_file(a / "jl")) == "Seq 1 2 3 ");
+    CHECK(seqs(read_file(a / "jl")) == seqs(read_file(b / "jl")));
+  }
+  // --retries N: N attempts in all; only the last one's output.
+  auto retries = sorted({"--retries", "3", "echo try >> n{}; echo out{}; "
+                                           "exit 1",
+                         ":::", "a", "b"});
+  retries.files = {"na", "nb"};
+  check_same(retries);
+  auto recover = sorted({"--retries", "3",
+                         "echo x >> n; [ $(wc -l < n) -ge 2 ] && echo ok"},
+                        "1\n");
+  recover.files = {"n"};
+  check_same(recover);
+  // A timed-out job: failed, Exitval -1 in the joblog.
+  auto slow = sorted({"--timeout", "0.3", "--joblog", "jl", "sleep {}; echo {}",
+                      ":::", "0.05", "5"});
+  auto [ours, theirs] = run_both(slow);
+  CHECK(ours.status == theirs.status);
+  CHECK(ours.out == theirs.out);
 }
 
-TEST_CASE("exit status counts failed commands and stops at 101, as GNU "
-          "parallel's does" *
-          doctest::timeout(60)) {
-  temp_dir tmp;
-  std::string input;
-  for (int i = 0; i < 110; ++i)
-    input += "exit 1\n";
-  child_process ours{poolrun_argv({"-j", "4"}), input, tmp.path};
-  CHECK(ours.exit_code(30s) == 101);
-  child_process theirs{gnu_parallel({"-j", "4"}), input, tmp.path};
-  CHECK(theirs.exit_code(30s) == 101);
-  child_process some{poolrun_argv({"-j", "2"}), "exit 1\ntrue\nexit 2\n",
-                     tmp.path};
-  CHECK(some.exit_code(30s) == 2);
-}
-
-TEST_CASE("no input runs nothing and exits 0" * doctest::timeout(30)) {
-  temp_dir tmp;
-  child_process ours{poolrun_argv({"-j", "2"}), "", tmp.path};
-  CHECK(ours.exit_code(20s) == 0);
-  CHECK(ours.out().empty());
-  CHECK(ours.err().empty());
+TEST_CASE("GNU parallel vs poolrun: jobs - shell and environment" *
+          doctest::timeout(120)) {
+  // Job slots in use: as many as -j says, numbered from 1.
+  for (auto jobs : {"3", "200%", "+1", "-1", "50%"}) {
+    auto inv = sorted({"-j", jobs, "sleep 0.3; echo $PARALLEL_JOBSLOT #{}",
+                       ":::", "1", "2", "3", "4", "5", "6"});
+    auto [ours, theirs] = run_both(inv);
+    auto slots = [](const std::string& out) {
+      auto lines = sorted_lines(out);
+      lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+      std::string text;
+      for (auto& line : lines)
+        text += line + "\n";
+      return text;
+    };
+    std::string spec = jobs;
+    CAPTURE(spec);
+    CHECK(ours.status == theirs.status);
+    CHECK(slots(ours.out) == slots(theirs.out));
+  }
+  check_same(ordered({"-k", "-j1", "echo $PARALLEL_SEQ $PARALLEL_JOBSLOT {}",
+                      ":::", "a", "b", "c"}));
+  for (auto shell : {"PARALLEL_SHELL=/bin/bash", "PARALLEL_SHELL=/bin/sh"}) {
+    auto inv = ordered({"-k", "echo ${BASH_VERSION:+bash} {}", ":::", "x"});
+    inv.env = {shell};
+    check_same(inv);
+  }
 }

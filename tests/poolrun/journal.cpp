@@ -36,13 +36,13 @@ size_t count_lines(const std::string& text) {
 
 } // namespace
 
-TEST_CASE("journal at 2 workers: SIGKILL in the middle, then a rerun runs "
+TEST_CASE("journal at 2 workers: SIGKILL in the middle - then a rerun runs "
           "every command at least once and none whose output was printed "
           "again" *
           doctest::timeout(120)) {
   temp_dir tmp;
   write_file(tmp / "commands", journal_commands());
-  auto args = poolrun_argv({"-j", "2", "--journal", "journal.db", "commands"});
+  auto args = poolrun_argv({"-j", "2", "--journal", "journal.db", "-a", "commands"});
   // Run 1: killed once at least 5 commands were printed.
   std::multiset<int> printed;
   {
@@ -95,7 +95,7 @@ TEST_CASE("journal at 2 workers: SIGKILL in the middle, then a rerun runs "
   CHECK(read_file(tmp / "starts") == starts_done);
   // Run 4: --replay prints the recorded outputs, still running nothing.
   auto replay_args = poolrun_argv(
-      {"-j", "2", "--journal", "journal.db", "--replay", "-k", "commands"});
+      {"-j", "2", "--journal", "journal.db", "--replay", "-k", "-a", "commands"});
   child_process fourth{replay_args, "", tmp.path};
   CHECK(fourth.exit_code(30s) == 0);
   std::string expected;
@@ -106,11 +106,11 @@ TEST_CASE("journal at 2 workers: SIGKILL in the middle, then a rerun runs "
 }
 
 TEST_CASE("journal at 2 workers: a recorded failure still counts in the "
-          "exit status of a rerun, which does not run it again" *
+          "exit status of a rerun - which does not run it again" *
           doctest::timeout(60)) {
   temp_dir tmp;
   write_file(tmp / "commands", "echo ran >> runs; exit 4\necho fine\n");
-  auto args = poolrun_argv({"-j", "2", "--journal", "journal.db", "commands"});
+  auto args = poolrun_argv({"-j", "2", "--journal", "journal.db", "-a", "commands"});
   child_process first{args, "", tmp.path};
   CHECK(first.exit_code(30s) == 1);
   child_process second{args, "", tmp.path};
@@ -123,7 +123,7 @@ TEST_CASE("journal at 2 workers: an edited line is a new command" *
           doctest::timeout(60)) {
   temp_dir tmp;
   write_file(tmp / "commands", "echo one\necho two\n");
-  auto args = poolrun_argv({"-j", "2", "--journal", "journal.db", "commands"});
+  auto args = poolrun_argv({"-j", "2", "--journal", "journal.db", "-a", "commands"});
   child_process first{args, "", tmp.path};
   CHECK(first.exit_code(30s) == 0);
   write_file(tmp / "commands", "echo one\necho two, edited\n");

@@ -1,11 +1,14 @@
-// A hostile client for the remote tests: connects to a published gatekeeper
-// without knowing the token and sends it malformed, unexpected and forged
-// messages, including an exit_msg{kill} and a lone error.
+// A hostile CAF client for the remote tests: connects to a published
+// gatekeeper without knowing the token and sends it malformed, unexpected
+// and forged messages, including an exit_msg{kill}, a forged down message,
+// a lone error, forged session messages and the gatekeeper's local-only
+// messages.
 //
 //   remote_garbage HOST PORT
 //
-// Prints `dropped-sent <n> refused-sent <m>` (what the gatekeeper should
-// count); exit status 0 when every request got an error answer, 1 otherwise.
+// Prints `dropped-sent <n> refused-joins <j> refused-controls <c>
+// forged-sent <f>` (what the gatekeeper should count); exit status 0 when
+// every request got an error answer, 1 otherwise.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <pool/remote.hpp>
+#include <pool/remote_session.hpp>
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -34,7 +38,7 @@ int main(int argc, char** argv) {
   }
   caf::scoped_actor self{sys};
   auto wrong = std::string{"not-the-token"};
-  // Messages the gatekeeper has no handler for (dropped): 9 asynchronous.
+  // Messages the gatekeeper has no business with (dropped): 11 async.
   caf::anon_send(*gk, std::string{"hello"});
   caf::anon_send(*gk, pool::node_join_atom_v, 42);
   caf::anon_send(*gk, pool::control_atom_v);
@@ -45,7 +49,9 @@ int main(int argc, char** argv) {
   caf::anon_send(*gk, caf::down_msg{gk->address(), caf::exit_reason::kill});
   caf::anon_send(*gk, pool::work_to_do_atom_v, pool::work_record{});
   self->send(*gk, pool::give_me_work_atom_v);
-  // ... and one request, which gets an error back (10 dropped in all).
+  self->send(*gk, pool::remote_note_atom_v, uint64_t{1}, uint8_t{1});
+  self->send(*gk, pool::remote_free_atom_v, uint64_t{1});
+  // ... and two requests, which get an error back (13 dropped in all).
   auto answered = 0;
   auto expect_error = [&](const char* what) {
     return [&, what](caf::error& err) {
@@ -55,15 +61,26 @@ int main(int argc, char** argv) {
   };
   self->request(*gk, std::chrono::seconds(10), std::string{"hello?"})
       .receive([] {}, expect_error("request"));
+  self->request(*gk, std::chrono::seconds(10), pool::remote_guard_atom_v)
+      .receive([](caf::message&) {}, expect_error("guard"));
   // Wrong or missing tokens (refused): 1 asynchronous join, 2 requests.
-  caf::anon_send(*gk, pool::node_join_atom_v, wrong, std::vector<caf::actor>{});
+  caf::anon_send(*gk, pool::node_join_atom_v, wrong, uint32_t{4});
   self->request(*gk, std::chrono::seconds(10), pool::control_atom_v, wrong,
                 pool::pool_stats_atom_v)
       .receive([](pool::pool_stats&) {}, expect_error("stats"));
   self->request(*gk, std::chrono::seconds(10), pool::node_join_atom_v,
-                std::string{},
-                std::vector<caf::actor>{caf::actor_cast<caf::actor>(self)})
-      .receive([] {}, expect_error("join"));
-  std::cout << "dropped-sent 10 refused-sent 3" << std::endl;
-  return answered == 3 ? 0 : 1;
+                std::string{}, uint32_t{4})
+      .receive([](caf::message&) {}, expect_error("join"));
+  // A session nobody opened (forged): a result and a goodbye.
+  auto made_up = pool::detail::make_session_secret();
+  self->send(*gk, pool::node_done_atom_v, made_up, uint32_t{0},
+             pool::attempt_id{1, 1}, caf::make_message(int64_t{666}));
+  self->send(*gk, pool::node_bye_atom_v, made_up);
+  // A round trip, so that everything above has arrived.
+  self->request(*gk, std::chrono::seconds(10), std::string{"done?"})
+      .receive([] {}, expect_error("last"));
+  std::cout << "dropped-sent 14 refused-joins 2 refused-controls 1 "
+               "forged-sent 2"
+            << std::endl;
+  return answered == 5 ? 0 : 1;
 }

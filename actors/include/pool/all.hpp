@@ -16,4 +16,5 @@
 #include "pool/shepherd.hpp"
 #include "pool/spawn.hpp"
 #include "pool/stats.hpp"
+#include "pool/version.hpp"
 #include "pool/worker.hpp"

@@ -12,20 +12,4 @@
 #include "pool/stats.hpp"
 #include "pool/type_ids.hpp"
 #include "pool/work_record.hpp"
-
-namespace pool {
-
-/// The worker state machine: sleeping -> waiting -> working -> waiting.
-enum class worker_phase {
-  /// Told `go_sleep`; waits for `wake_up`.
-  sleeping,
-  /// Sent `give_work` (or was woken); waits for `work_to_do` or `go_sleep`.
-  waiting,
-  /// Holds an attempt; ends with `status_rep` and a new `give_work`.
-  working,
-};
-
-/// Returns `"sleeping"`, `"waiting"` or `"working"`.
-std::string to_string(worker_phase x);
-
-} // namespace pool
+#include "pool/worker_phase.hpp"

@@ -70,13 +70,11 @@ struct queue_state {
 /// - `(add_work, work_record, timespan delay[, std::string key])` ->
 ///   `queue_counts`
 /// - `(get_work)` -> `work_record` | `(no_work, timespan wait)`
-/// - `(count_work)` -> `queue_counts`
-/// - `(rm_work, uint64_t operation)` -> `queue_counts`
-/// - `(fin_work, uint64_t operation, message | error)` -> `queue_counts`
-/// - `(note_fail, uint64_t operation, attempt_failure)` -> `queue_counts`
-/// - `(find_key, std::string key, timespan window)` ->
-///   `(key_found, uint64_t operation)`
-/// - `(get_record, uint64_t operation)` -> `operation_record`
+/// - and the private exchanges of pool/queue_link.hpp (`queue_msg`):
+///   `(q_count)`, `(q_remove, op)`, `(q_finish, op, message | error)`,
+///   `(q_note, op, attempt_failure)` -> `queue_counts`;
+///   `(q_findkey, key, window)` -> `(q_keyfound, op)`;
+///   `(q_record, op)` -> `operation_record`
 /// Answers come in the order of the requests. A store error is returned to
 /// the requester; the entry was not added.
 ///

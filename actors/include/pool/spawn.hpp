@@ -4,6 +4,8 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include <caf/actor_system.hpp>
@@ -17,6 +19,13 @@
 #include "pool/shepherd.hpp"
 #include "pool/sqlite_store.hpp"
 #include "pool/worker.hpp"
+
+/// The compiler's message for a job without one fixed signature.
+#define POOL_PLAIN_JOB_SENTENCE                                                \
+  "pool: the job needs one fixed signature, such as "                          \
+  "[](int32_t x) { return x * 2; }. A generic lambda (auto parameters) or "    \
+  "an object with several operator() does not tell the pool which input "      \
+  "and result types it has: write the parameter types out."
 
 namespace pool {
 
@@ -40,13 +49,17 @@ std::string unserializable_types(caf::actor_system& sys,
   return result;
 }
 
+/// What a worker reports for a job returning `T` (`unit_t` for `void`).
+template <class T>
+using reported_t = std::conditional_t<std::is_void_v<T>, caf::unit_t, T>;
+
 /// Validates `opts` and spawns a shepherd whose workers come from
-/// `spawn_worker` and whose input is `Args`.
-template <class Args>
-caf::expected<caf::actor>
-spawn_shepherd(caf::actor_system& sys, pool_options opts,
-               std::shared_ptr<work_store> store,
-               std::function<caf::actor(caf::actor_system&, bool)> spawn) {
+/// `spawn_worker`, whose input is `Args` and whose result is `Out`.
+template <class Args, class Out>
+caf::expected<caf::actor> spawn_shepherd(
+    caf::actor_system& sys, pool_options opts,
+    std::shared_ptr<work_store> store,
+    std::function<caf::actor(caf::actor_system&, bool, caf::timespan)> spawn) {
   if (auto err = opts.validate())
     return err;
   if (!store)
@@ -71,14 +84,16 @@ spawn_shepherd(caf::actor_system& sys, pool_options opts,
     return repack_payload(x, skip, Args{});
   };
   cfg.input_type = type_names(Args{});
+  cfg.result_ok = [](const caf::message& x) { return x.match_elements<Out>(); };
+  cfg.result_type = type_names(caf::detail::type_list<Out>{});
   auto dedicated = opts.kind() == worker_kind::dedicated;
-  cfg.spawn_worker = [spawn, dedicated](caf::actor_system& sys) {
-    return spawn(sys, dedicated);
+  // Dedicated workers have a thread of their own: a long job slows no one.
+  auto slow_after = dedicated ? caf::timespan{0} : opts.slow_job_warning();
+  cfg.spawn_worker = [spawn, dedicated, slow_after](caf::actor_system& sys) {
+    return spawn(sys, dedicated, slow_after);
   };
   cfg.options = std::move(opts);
-  if (cfg.options.dedicated_control())
-    return sys.spawn<caf::detached>(shepherd, std::move(cfg));
-  return sys.spawn(shepherd, std::move(cfg));
+  return spawn_shepherd_actor(sys, std::move(cfg));
 }
 
 } // namespace detail
@@ -100,13 +115,20 @@ template <class F>
 caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
                                      pool_options opts,
                                      std::shared_ptr<work_store> store) {
-  return detail::spawn_shepherd<typename detail::job_traits<F>::args>(
-      sys, std::move(opts), std::move(store),
-      [fn](caf::actor_system& sys, bool dedicated) {
-        if (dedicated)
-          return sys.spawn<caf::detached>(worker_actor<F>, fn);
-        return sys.spawn(worker_actor<F>, fn);
-      });
+  static_assert(detail::is_plain_job_v<F>, POOL_PLAIN_JOB_SENTENCE);
+  if constexpr (detail::is_plain_job_v<F>) {
+    using traits = detail::job_traits<F>;
+    return detail::spawn_shepherd<typename traits::args,
+                                  detail::reported_t<typename traits::result>>(
+        sys, std::move(opts), std::move(store),
+        [fn](caf::actor_system& sys, bool dedicated, caf::timespan slow) {
+          if (dedicated)
+            return sys.spawn<caf::detached>(worker_actor<F>, fn);
+          return sys.spawn(timed_worker_actor<F>, fn, slow);
+        });
+  } else {
+    return caf::make_error(pool_errc::invalid_option, std::string{"job"});
+  }
 }
 
 /// Spawns a pool whose workers each own a resource (a connection, a licence
@@ -118,14 +140,21 @@ template <class Factory, class F>
 caf::expected<caf::actor> spawn_resource_pool(
     caf::actor_system& sys, Factory make, F fn, pool_options opts = {},
     std::shared_ptr<work_store> store = std::make_shared<memory_store>()) {
-  return detail::spawn_shepherd<typename detail::resource_job_traits<F>::args>(
-      sys, std::move(opts), std::move(store),
-      [make, fn](caf::actor_system& sys, bool dedicated) {
-        if (dedicated)
-          return sys.spawn<caf::detached>(resource_worker_actor<Factory, F>,
-                                          make, fn);
-        return sys.spawn(resource_worker_actor<Factory, F>, make, fn);
-      });
+  static_assert(detail::is_plain_job_v<F>, POOL_PLAIN_JOB_SENTENCE);
+  if constexpr (detail::is_plain_job_v<F>) {
+    using traits = detail::resource_job_traits<F>;
+    return detail::spawn_shepherd<typename traits::args,
+                                  detail::reported_t<typename traits::result>>(
+        sys, std::move(opts), std::move(store),
+        [make, fn](caf::actor_system& sys, bool dedicated, caf::timespan slow) {
+          if (dedicated)
+            return sys.spawn<caf::detached>(resource_worker_actor<Factory, F>,
+                                            make, fn, slow);
+          return sys.spawn(resource_worker_actor<Factory, F>, make, fn, slow);
+        });
+  } else {
+    return caf::make_error(pool_errc::invalid_option, std::string{"job"});
+  }
 }
 
 /// As above, with the store the options ask for: in memory by default, an
@@ -140,35 +169,84 @@ caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
   return spawn_pool(sys, std::move(fn), std::move(opts), std::move(*store));
 }
 
+namespace detail {
+
+/// Names the caller for errors: `blocking_submit<std::string>`.
+template <class Out>
+std::string submit_call(const char* function) {
+  if constexpr (std::is_void_v<Out>)
+    return std::string{function} + "<void>";
+  else
+    return std::string{function} + '<' +
+           type_name_of(caf::make_rtti_pair<Out>()) + '>';
+}
+
+/// The outcome of a submit for `Out` from the error a response handler
+/// got: CAF's `unexpected_response` (a reply of another type than `Out`)
+/// becomes `pool.wrong_result_type`, naming both types.
+template <class Out>
+caf::error submit_error(caf::error err, const char* function) {
+  if (err == caf::sec::unexpected_response) {
+    std::string wanted = "no value";
+    if constexpr (!std::is_void_v<Out>)
+      wanted = type_name_of(caf::make_rtti_pair<Out>());
+    return wrong_result_type_error(submit_call<Out>(function),
+                                   std::move(wanted), err.context());
+  }
+  return err;
+}
+
+/// A response handler for the result of a job returning `Out`: a void
+/// job replies `caf::unit_t`.
+template <class Out, class Set>
+auto on_result(Set set) {
+  if constexpr (std::is_void_v<Out>)
+    return [set](caf::unit_t) mutable { set(caf::expected<void>{}); };
+  else
+    return [set](Out& x) mutable { set(caf::expected<Out>{std::move(x)}); };
+}
+
+} // namespace detail
+
 /// Submits `xs...` from non-actor code and blocks until the outcome is
-/// known or `timeout` passed (then `caf::sec::request_timeout`). Safe from
-/// any thread that is not a CAF scheduler thread.
+/// known or `timeout` passed (then `caf::sec::request_timeout`). `Out` is
+/// the job's result type, `void` for a job that returns nothing (the
+/// result is then `caf::expected<void>`); another type than the job's
+/// gives `pool.wrong_result_type`. Safe from any thread that is not a CAF
+/// scheduler thread.
 template <class Out, class Rep, class Period, class... Ts>
 caf::expected<Out>
 blocking_submit(caf::actor_system& sys, const caf::actor& pool,
                 std::chrono::duration<Rep, Period> timeout, Ts&&... xs) {
   caf::scoped_actor self{sys};
   caf::expected<Out> result{caf::sec::request_timeout};
+  auto set = [&result](caf::expected<Out> x) { result = std::move(x); };
   self->request(pool, std::chrono::duration_cast<caf::timespan>(timeout),
                 submit_atom_v, std::forward<Ts>(xs)...)
-      .receive([&](Out& x) { result = std::move(x); },
-               [&](caf::error& err) { result = std::move(err); });
+      .receive(detail::on_result<Out>(set), [&](caf::error& err) {
+        result = detail::submit_error<Out>(std::move(err), "blocking_submit");
+      });
   return result;
 }
 
-/// Submits `xs...` from non-actor code and returns a future of the outcome.
-/// Does not block; the future is always satisfied (with a result, the job's
-/// error, or the pool's termination error). Callable from any thread.
+/// Submits `xs...` from non-actor code and returns a future of the outcome
+/// (`Out` as for `blocking_submit`). Does not block; the future is always
+/// satisfied (with a result, the job's error, or the pool's termination
+/// error). Callable from any thread.
 template <class Out, class... Ts>
 std::future<caf::expected<Out>>
 submit_future(caf::actor_system& sys, const caf::actor& pool, Ts... xs) {
   auto promise = std::make_shared<std::promise<caf::expected<Out>>>();
   auto result = promise->get_future();
   sys.spawn([promise, pool, xs...](caf::event_based_actor* self) {
+    auto set = [promise](caf::expected<Out> x) {
+      promise->set_value(std::move(x));
+    };
     self->request(pool, caf::infinite, submit_atom_v, xs...)
-        .then(
-            [promise](Out& x) { promise->set_value(std::move(x)); },
-            [promise](caf::error& err) { promise->set_value(std::move(err)); });
+        .then(detail::on_result<Out>(set), [promise](caf::error& err) {
+          promise->set_value(
+              detail::submit_error<Out>(std::move(err), "submit_future"));
+        });
   });
   return result;
 }

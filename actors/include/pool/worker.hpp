@@ -14,6 +14,7 @@
 #include <caf/detail/type_traits.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/expected.hpp>
+#include <caf/rtti_pair.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "pool/errors.hpp"
@@ -34,6 +35,21 @@ struct unwrap_expected<caf::expected<T>> {
   using type = T;
   static constexpr bool is_expected = true;
 };
+
+/// Whether `F` has the one call signature that the pool reads its input
+/// and result types from: a function (pointer), or a class with exactly
+/// one non-template `operator()`, such as a lambda with typed parameters.
+template <class F, class = void>
+struct has_one_call_operator : std::false_type {};
+
+template <class F>
+struct has_one_call_operator<F, std::void_t<decltype(&F::operator())>>
+    : std::true_type {};
+
+template <class F>
+constexpr bool is_plain_job_v =
+    std::is_function_v<std::remove_pointer_t<std::decay_t<F>>> ||
+    has_one_call_operator<std::decay_t<F>>::value;
 
 /// Compile-time facts about a job function `Out(In...)` or
 /// `caf::expected<Out>(In...)`.
@@ -60,10 +76,9 @@ bool payload_matches(const caf::message& x, caf::detail::type_list<Ts...>) {
 /// message types (`make_message` takes no others); the caller then keeps
 /// the whole message (see `shepherd`).
 template <class... Ts, size_t... Is>
-std::optional<caf::message> repack_payload(caf::type_erased_tuple& x,
-                                           size_t skip,
-                                           caf::detail::type_list<Ts...>,
-                                           std::index_sequence<Is...>) {
+std::optional<caf::message>
+repack_payload(caf::type_erased_tuple& x, size_t skip,
+               caf::detail::type_list<Ts...>, std::index_sequence<Is...>) {
   if constexpr ((caf::is_serializable_or_whitelisted<Ts>::value && ...)) {
     if (x.size() != skip + sizeof...(Ts) ||
         !(x.match_element<Ts>(skip + Is) && ...))
@@ -81,11 +96,13 @@ std::optional<caf::message> repack_payload(caf::type_erased_tuple& x,
   return repack_payload(x, skip, ts, std::index_sequence_for<Ts...>{});
 }
 
+/// The names of `Ts...` as error messages spell them (`int32_t, ...`),
+/// the same names `type_names_of` gives a message's elements.
 template <class... Ts>
 std::string type_names(caf::detail::type_list<Ts...>) {
   std::string result;
   ((result += (result.empty() ? "" : ", "),
-    result += caf::detail::pretty_type_name(typeid(Ts))),
+    result += type_name_of(caf::make_rtti_pair<Ts>())),
    ...);
   return result;
 }
@@ -113,8 +130,7 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
   using traits = Traits;
   using args = typename traits::args;
   if (!payload_matches(payload, args{}))
-    return caf::make_error(pool_errc::wrong_input_type, type_names(args{}),
-                           to_string(payload));
+    return wrong_input_type_error(type_names(args{}), payload);
   try {
     auto idx = std::make_index_sequence<caf::detail::tl_size<args>::value>{};
     if constexpr (std::is_void_v<typename traits::raw_result>) {
@@ -148,6 +164,11 @@ struct worker_state {
   worker_phase phase = worker_phase::sleeping;
   /// While a batch reported attempt by attempt runs: who sent it.
   caf::actor batch_from;
+  /// A job that runs longer than this is reported to the shepherd as
+  /// `(status_rep, run time)` before its outcome (0 = never). Set for
+  /// cooperative workers: they measure on their own thread, so time spent
+  /// waiting for a scheduler thread does not count.
+  caf::timespan slow_after{0};
   caf::behavior sleeping;
   caf::behavior waiting;
 };
@@ -163,10 +184,26 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   // Runs one job. A broken resource comes back as `broken` (and as the
   // outcome): the worker reports it, then stops, and the shepherd replaces
   // it.
-  auto attempt = [fn](work_record& record, caf::error& broken) {
+  auto attempt = [self, fn](const caf::actor& shepherd, work_record& record,
+                            caf::error& broken) {
+    auto slow_after = self->state.slow_after;
+    auto start = slow_after > caf::timespan::zero()
+                     ? std::chrono::steady_clock::now()
+                     : std::chrono::steady_clock::time_point{};
+    auto ran = [&] {
+      if (slow_after <= caf::timespan::zero())
+        return;
+      auto took = std::chrono::duration_cast<caf::timespan>(
+          std::chrono::steady_clock::now() - start);
+      if (took > slow_after)
+        self->send(shepherd, status_reply_atom_v, took);
+    };
     try {
-      return run_job<Traits>(*fn, record.payload);
+      auto result = run_job<Traits>(*fn, record.payload);
+      ran();
+      return result;
     } catch (resource_broken& ex) {
+      ran();
       broken =
           caf::make_error(pool_errc::resource_broken, std::string{ex.what()});
       return caf::expected<caf::message>{broken};
@@ -178,14 +215,13 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     if (outcome)
       self->send(shepherd, status_reply_atom_v, id, std::move(*outcome));
     else
-      self->send(shepherd, status_reply_atom_v, id,
-                 std::move(outcome.error()));
+      self->send(shepherd, status_reply_atom_v, id, std::move(outcome.error()));
   };
   auto run = [self, attempt, report](work_record& record) {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
     self->state.phase = worker_phase::working;
     caf::error broken;
-    report(shepherd, record.id, attempt(record, broken));
+    report(shepherd, record.id, attempt(shepherd, record, broken));
     if (broken) {
       self->quit(std::move(broken));
       return;
@@ -215,7 +251,7 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     for (size_t i = 0; i < n; ++i) {
       auto& record = batch[i];
       caf::error broken;
-      auto outcome = attempt(record, broken);
+      auto outcome = attempt(shepherd, record, broken);
       if (broken) {
         outcomes.push_back({record.id, caf::message{}, broken});
         self->send(shepherd, status_reply_atom_v, std::move(outcomes));
@@ -265,12 +301,14 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         // another worker.
       },
       [](go_to_sleep_atom) {},
+      [self](left_pool_atom, caf::error& reason) {
+        self->quit(std::move(reason)); // Whoever joined it may join another.
+      },
   };
   self->state.waiting = caf::behavior{
       [](wake_up_atom) {},
       [run](work_to_do_atom, work_record& record) { run(record); },
-      [run_batch](work_to_do_atom, std::vector<work_record>& batch,
-                  bool each) {
+      [run_batch](work_to_do_atom, std::vector<work_record>& batch, bool each) {
         run_batch(batch, each);
       },
       [self, run](work_to_do_atom, work_record& record, claim_ticket& ticket) {
@@ -283,6 +321,9 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       [self](go_to_sleep_atom) {
         self->state.phase = worker_phase::sleeping;
         self->become(self->state.sleeping);
+      },
+      [self](left_pool_atom, caf::error& reason) {
+        self->quit(std::move(reason)); // Whoever joined it may join another.
       },
   };
   return self->state.sleeping;
@@ -299,6 +340,15 @@ caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
   return detail::worker_behavior<detail::job_traits<F>>(self, std::move(fn));
 }
 
+/// As `worker_actor`, reporting each job that runs longer than `slow_after`
+/// (see `worker_state::slow_after`). The pools' cooperative workers.
+template <class F>
+caf::behavior timed_worker_actor(caf::stateful_actor<worker_state>* self, F fn,
+                                 caf::timespan slow_after) {
+  self->state.slow_after = slow_after;
+  return detail::worker_behavior<detail::job_traits<F>>(self, std::move(fn));
+}
+
 /// A worker that owns a resource: `make()` creates it when the worker
 /// starts; it is released when the worker stops (its state is destroyed on
 /// exit). Each job is `fn(resource, in...)`. A job that throws
@@ -306,9 +356,27 @@ caf::behavior worker_actor(caf::stateful_actor<worker_state>* self, F fn) {
 /// shepherd's replacement makes a fresh one.
 template <class Factory, class F>
 caf::behavior resource_worker_actor(caf::stateful_actor<worker_state>* self,
-                                    Factory make, F fn) {
+                                    Factory make, F fn,
+                                    caf::timespan slow_after) {
+  self->state.slow_after = slow_after;
   using resource_type = std::decay_t<decltype(make())>;
-  auto resource = std::make_shared<resource_type>(make());
+  std::shared_ptr<resource_type> resource;
+  try {
+    resource = std::make_shared<resource_type>(make());
+  } catch (std::exception& ex) {
+    // (The database is down, say.) The worker stops with the cause; the
+    // shepherd logs it, replaces the worker and, past the restart
+    // intensity, gives up naming it.
+    self->quit(caf::make_error(pool_errc::resource_broken,
+                               "the resource factory threw: " +
+                                   std::string{ex.what()}));
+    return {};
+  } catch (...) {
+    self->quit(caf::make_error(pool_errc::resource_broken,
+                               std::string{"the resource factory threw an "
+                                           "unknown exception"}));
+    return {};
+  }
   auto bound = [resource, fn](auto&&... xs) mutable -> decltype(auto) {
     return fn(*resource, std::forward<decltype(xs)>(xs)...);
   };

@@ -10,6 +10,7 @@
 #include <caf/fwd.hpp>
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
+#include <caf/rtti_pair.hpp>
 
 namespace pool {
 
@@ -21,7 +22,9 @@ enum class pool_errc : uint8_t {
   /// An option failed validation. Context: (field name, reason).
   invalid_option = 1,
   /// A submit carried a payload that is not the pool's input type.
-  /// Context: (expected type, received message as text).
+  /// Context: (expected types, received types, received values as text);
+  /// older senders leave out the received types. Make it with
+  /// `wrong_input_type_error`.
   wrong_input_type = 2,
   /// A delayed submit carried a negative delay. Context: (delay as text).
   invalid_delay = 3,
@@ -70,7 +73,10 @@ enum class pool_errc : uint8_t {
   /// corruption); restore it from a backup or move it aside.
   /// Context: (path, SQLite's reason).
   store_corrupt = 19,
-  // 20 is taken by another branch (wrong_result_type).
+  /// The pool's reply is not of the type the caller asked for, e.g.
+  /// `blocking_submit<std::string>` on a pool whose job returns `int`.
+  /// Context: (asked for, replied types, replied values as text, the call).
+  wrong_result_type = 20,
   /// Another pool owns the store: a durable store file has one owner.
   /// Context: (path, the owner: pid, host and since when).
   store_in_use = 21,
@@ -108,6 +114,25 @@ std::string render_pool_error(uint8_t code, caf::atom_value category,
 /// Renders any `caf::error` for humans, using `render_pool_error` for the
 /// pool category and CAF's own text otherwise. Safe from any thread.
 std::string describe(const caf::error& err);
+
+/// Names a message element type as C++ spells it: `int32_t` (for `int`
+/// too: CAF carries integers by size), `std::string`, `caf::timespan`, or
+/// the demangled name of a user type. Safe from any thread.
+std::string type_name_of(caf::rtti_pair x);
+
+/// The element types of `x`, comma-separated (`int32_t, std::string`);
+/// empty for an empty message. Safe from any thread.
+std::string type_names_of(const caf::message& x);
+
+/// The `wrong_input_type` error for `received`, which is not a pool's input
+/// `expected` (type names, e.g. from `type_names_of`): names both.
+caf::error wrong_input_type_error(std::string expected,
+                                  const caf::message& received);
+
+/// The `wrong_result_type` error for a reply `received` where the caller,
+/// `call` (e.g. `blocking_submit<std::string>`), wanted `expected`.
+caf::error wrong_result_type_error(std::string call, std::string expected,
+                                   const caf::message& received);
 
 struct attempt_failure;
 

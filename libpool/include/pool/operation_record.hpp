@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor_clock.hpp>
 #include <caf/error.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
@@ -53,6 +54,10 @@ struct operation_record {
   std::vector<attempt_failure> history;
   /// The unique key (`work_store::set_key`); empty for none.
   std::string key;
+  /// For `work_store::unfinished`: when its entry is due, on the actor clock
+  /// (a restarted shepherd counts it as delayed until then). Local only:
+  /// neither stored nor sent.
+  caf::actor_clock::time_point due{};
 };
 
 template <class Inspector>

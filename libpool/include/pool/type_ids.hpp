@@ -83,28 +83,9 @@ CAF_ADD_ATOM(pool, pool, add_work_atom, "add_work")
 CAF_ADD_ATOM(pool, pool, get_work_atom, "get_work")
 /// Reply to `get_work` when nothing is due: `(no_work, timespan wait)`.
 CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
-/// `(fin_work, uint64_t operation, message result)` or
-/// `(fin_work, uint64_t operation, error)`: records the outcome in the store;
-/// replies `queue_counts`.
-CAF_ADD_ATOM(pool, pool, finish_work_atom, "fin_work")
-/// `(note_fail, uint64_t operation, attempt_failure)`: adds to the stored
-/// attempt history; replies `queue_counts`.
-CAF_ADD_ATOM(pool, pool, note_failure_atom, "note_fail")
-/// `(find_key, std::string key, timespan window)`: replies
-/// `(key_found, uint64_t operation)`, 0 when there is none.
-CAF_ADD_ATOM(pool, pool, find_key_atom, "find_key")
-/// Reply to `find_key`.
-CAF_ADD_ATOM(pool, pool, key_found_atom, "key_found")
-/// `(get_record, uint64_t operation)`: replies `operation_record` or an
-/// `unknown_operation` error.
-CAF_ADD_ATOM(pool, pool, get_record_atom, "get_record")
-/// Queue internal: commit the group of changes and release their answers.
-CAF_ADD_ATOM(pool, pool, flush_atom, "q_flush")
-/// `(count_work)`: replies `queue_counts`.
-CAF_ADD_ATOM(pool, pool, count_work_atom, "count_work")
-/// `(rm_work, uint64_t operation)`: drops the operation's entries;
-/// replies `queue_counts`.
-CAF_ADD_ATOM(pool, pool, remove_work_atom, "rm_work")
+// (The shepherd's other exchanges with its queue and its timers are
+// private, declared where they are used: pool/queue_link.hpp,
+// pool/shepherd_effects.hpp.)
 
 // -- shepherd <-> workers ---------------------------------------------------
 
@@ -125,19 +106,9 @@ CAF_ADD_ATOM(pool, pool, go_to_sleep_atom, "go_sleep")
 /// attempts the worker still holds, in order; the ones it holds beyond
 /// them were not started.
 CAF_ADD_ATOM(pool, pool, status_reply_atom, "status_rep")
-
-// -- shepherd internal ------------------------------------------------------
-
-/// Timer: the earliest delayed entry is due.
-CAF_ADD_ATOM(pool, pool, due_timer_atom, "due_timer")
-/// Timer: `(att_timer, attempt_id, actor_addr worker)` the processing time
-/// of the attempt the worker runs is up.
-CAF_ADD_ATOM(pool, pool, attempt_timeout_atom, "att_timer")
-/// Timer: a drain's deadline passed.
-CAF_ADD_ATOM(pool, pool, drain_timer_atom, "drain_tmr")
-/// Timer: the backlog condition may have persisted long enough.
-CAF_ADD_ATOM(pool, pool, backlog_timer_atom, "bklg_tmr")
-/// Timer: a sleeping worker may have been idle long enough to stop.
-CAF_ADD_ATOM(pool, pool, idle_timer_atom, "idle_tmr")
+/// shepherd -> joined worker: `(left_pool, error reason)`, the worker is no
+/// longer a member (its attempt timed out, or it stayed silent after being
+/// woken); its attempt was withdrawn. It may join again.
+CAF_ADD_ATOM(pool, pool, left_pool_atom, "left_pool")
 
 CAF_END_TYPE_ID_BLOCK(pool)

@@ -1,0 +1,30 @@
+// poolrun's command line, parsed with CLI11 after the input sources
+// (`:::`, `::::`) are split off.
+#pragma once
+
+#include <string>
+
+#include "options.hpp"
+
+namespace poolrun {
+
+/// What `parse_command_line` found: the options, or what was wrong.
+struct parsed_command_line {
+  run_options options;
+  /// Empty when the command line is valid.
+  std::string error;
+};
+
+/// Parses poolrun's command line (`argv[0]` is skipped): options, then the
+/// command template (the first word that is not an option, and all after
+/// it), then input sources from the first `:::`, `::::`, `:::+` or
+/// `::::+` on. Reads no environment and no files. Never throws.
+parsed_command_line parse_command_line(int argc, const char* const* argv);
+
+/// `--help`: the options by topic.
+std::string usage();
+
+/// `--version`.
+std::string version_text();
+
+} // namespace poolrun

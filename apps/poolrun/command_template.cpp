@@ -1,0 +1,277 @@
+// Parses and expands command templates the way GNU parallel does.
+#include "command_template.hpp"
+
+#include <cctype>
+
+#include "shell.hpp"
+
+namespace poolrun {
+
+namespace {
+
+using op = command_template::op;
+
+bool is_argument_op(op kind) {
+  return kind != op::text && kind != op::seq && kind != op::slot;
+}
+
+/// The operation a brace group's inside names ("", ".", "/", "//", "/.").
+bool op_of(std::string_view suffix, op& kind) {
+  if (suffix.empty())
+    kind = op::whole;
+  else if (suffix == ".")
+    kind = op::no_extension;
+  else if (suffix == "/")
+    kind = op::basename;
+  else if (suffix == "//")
+    kind = op::dirname;
+  else if (suffix == "/.")
+    kind = op::basename_no_ext;
+  else
+    return false;
+  return true;
+}
+
+/// Recognizes the replacement string in `inner` (between braces).
+bool replacement(std::string_view inner, command_template::part& out) {
+  if (inner == "#") {
+    out.kind = op::seq;
+    return true;
+  }
+  if (inner == "%") {
+    out.kind = op::slot;
+    return true;
+  }
+  size_t digits = 0;
+  while (digits < inner.size() &&
+         std::isdigit(static_cast<unsigned char>(inner[digits])))
+    ++digits;
+  size_t position = 0;
+  if (digits > 0) {
+    if (digits > 6 || inner[0] == '0')
+      return false;
+    position = std::stoul(std::string{inner.substr(0, digits)});
+  }
+  if (!op_of(inner.substr(digits), out.kind))
+    return false;
+  out.position = position;
+  return true;
+}
+
+std::string_view strip_extension(std::string_view value) {
+  // s:\.[^/.]*$::
+  auto dot = value.rfind('.');
+  if (dot == std::string_view::npos)
+    return value;
+  if (value.find('/', dot) != std::string_view::npos)
+    return value;
+  return value.substr(0, dot);
+}
+
+std::string_view basename_of(std::string_view value) {
+  // s:.*/::
+  auto slash = value.rfind('/');
+  return slash == std::string_view::npos ? value : value.substr(slash + 1);
+}
+
+std::string dirname_of(std::string_view value) {
+  // Perl's File::Basename::dirname on Unix.
+  while (value.size() > 1 && value.back() == '/')
+    value.remove_suffix(1);
+  auto slash = value.rfind('/');
+  if (slash == std::string_view::npos)
+    return ".";
+  value = value.substr(0, slash);
+  while (value.size() > 1 && value.back() == '/')
+    value.remove_suffix(1);
+  return value.empty() ? "/" : std::string{value};
+}
+
+size_t field_count(const arguments& args) {
+  size_t n = 0;
+  for (auto& rec : args)
+    n += rec.size();
+  return n;
+}
+
+const std::string* field_at(const arguments& args, size_t position) {
+  for (auto& rec : args) {
+    if (position <= rec.size())
+      return &rec[position - 1];
+    position -= rec.size();
+  }
+  return nullptr;
+}
+
+void append_value(std::string& out, std::string_view value, bool quote) {
+  if (quote)
+    out += shell_quote(value);
+  else
+    out.append(value.data(), value.size());
+}
+
+} // namespace
+
+std::string apply_op(op kind, std::string_view value) {
+  switch (kind) {
+    case op::no_extension:
+      return std::string{strip_extension(value)};
+    case op::basename:
+      return std::string{basename_of(value)};
+    case op::dirname:
+      return dirname_of(value);
+    case op::basename_no_ext:
+      return std::string{strip_extension(basename_of(value))};
+    default:
+      return std::string{value};
+  }
+}
+
+command_template::command_template(std::string_view text, bool context_replace)
+    : context_replace_(context_replace) {
+  parse(text);
+  if (!context_replace_)
+    return;
+  // -X: each word (between spaces) on its own.
+  size_t i = 0;
+  while (i <= text.size()) {
+    auto end = text.find(' ', i);
+    if (end == std::string_view::npos)
+      end = text.size();
+    command_template word;
+    word.parse(text.substr(i, end - i));
+    words_.push_back(std::move(word.parts_));
+    i = end + 1;
+  }
+}
+
+void command_template::parse(std::string_view text) {
+  std::string literal;
+  size_t i = 0;
+  auto flush = [&] {
+    if (!literal.empty())
+      parts_.push_back(part{op::text, std::move(literal), 0});
+    literal.clear();
+  };
+  while (i < text.size()) {
+    if (text[i] == '{') {
+      auto close = text.find('}', i + 1);
+      part rep;
+      if (close != std::string_view::npos &&
+          replacement(text.substr(i + 1, close - i - 1), rep)) {
+        flush();
+        has_replacements_ = true;
+        uses_slot_ = uses_slot_ || rep.kind == op::slot;
+        parts_.push_back(std::move(rep));
+        i = close + 1;
+        continue;
+      }
+    }
+    literal += text[i++];
+  }
+  flush();
+}
+
+void command_template::expand_parts(const std::vector<part>& parts,
+                                    const arguments& args, uint64_t seq,
+                                    bool quote, std::string& out) const {
+  for (auto& p : parts) {
+    switch (p.kind) {
+      case op::text:
+        out += p.text;
+        break;
+      case op::seq:
+        out += std::to_string(seq);
+        break;
+      case op::slot:
+        out += slot_mark;
+        break;
+      default:
+        if (p.position > 0) {
+          if (auto value = field_at(args, p.position))
+            append_value(out, apply_op(p.kind, *value), quote);
+          break;
+        }
+        bool first = true;
+        for (auto& rec : args)
+          for (auto& value : rec) {
+            if (!first)
+              out += ' ';
+            first = false;
+            append_value(out, apply_op(p.kind, value), quote);
+          }
+    }
+  }
+}
+
+std::string command_template::expand(const arguments& args, uint64_t seq,
+                                     bool quote) const {
+  std::string out;
+  if (!has_replacements_) {
+    expand_parts(parts_, args, seq, quote, out);
+    for (auto& rec : args)
+      for (auto& value : rec) {
+        out += ' ';
+        append_value(out, value, quote);
+      }
+    return out;
+  }
+  if (!context_replace_ || field_count(args) == 0) {
+    expand_parts(parts_, args, seq, quote, out);
+    return out;
+  }
+  // -X: a word with an argument replacement once per record.
+  bool first_word = true;
+  for (auto& word : words_) {
+    if (!first_word)
+      out += ' ';
+    first_word = false;
+    bool per_record = false;
+    for (auto& p : word)
+      per_record = per_record || is_argument_op(p.kind);
+    if (!per_record) {
+      expand_parts(word, args, seq, quote, out);
+      continue;
+    }
+    bool first_rec = true;
+    for (auto& rec : args) {
+      if (!first_rec)
+        out += ' ';
+      first_rec = false;
+      expand_parts(word, arguments{rec}, seq, quote, out);
+    }
+  }
+  return out;
+}
+
+std::string fill_slot(std::string command, size_t slot) {
+  auto pos = command.find(slot_mark);
+  if (pos == std::string::npos)
+    return command;
+  auto text = std::to_string(slot);
+  std::string out;
+  out.reserve(command.size() + 8);
+  size_t from = 0;
+  for (; pos != std::string::npos; pos = command.find(slot_mark, from)) {
+    out.append(command, from, pos - from);
+    out += text;
+    from = pos + 1;
+  }
+  out.append(command, from, std::string::npos);
+  return out;
+}
+
+std::string join_arguments(const arguments& args, char separator) {
+  std::string out;
+  bool first = true;
+  for (auto& rec : args)
+    for (auto& value : rec) {
+      if (!first)
+        out += separator;
+      first = false;
+      out += value;
+    }
+  return out;
+}
+
+} // namespace poolrun

@@ -1,0 +1,95 @@
+// A command template with GNU parallel's replacement strings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace poolrun {
+
+/// One input record: a field per input source.
+using record = std::vector<std::string>;
+
+/// The records one command gets: one, or several with -n/-N/-X/-m.
+using arguments = std::vector<record>;
+
+/// Stands for the job slot (`{%}`) in an expanded command until a worker
+/// knows it (`fill_slot`). Input can hold no NUL byte, so no clash.
+constexpr char slot_mark = '\0';
+
+/// A parsed template: literal text and replacement strings `{}` `{.}` `{/}`
+/// `{//}` `{/.}` `{#}` `{%}` and positional `{n}` `{n.}` `{n/}` `{n//}`
+/// `{n/.}`. Anything else in braces is text. Immutable; safe to share.
+class command_template {
+public:
+  enum class op : uint8_t {
+    text,
+    whole,           // {}
+    no_extension,    // {.}
+    basename,        // {/}
+    dirname,         // {//}
+    basename_no_ext, // {/.}
+    seq,             // {#}
+    slot,            // {%}
+  };
+
+  struct part {
+    op kind = op::text;
+    /// The text (kind text).
+    std::string text;
+    /// 1-based index into the flattened fields; 0: all of them.
+    size_t position = 0;
+  };
+
+  command_template() = default;
+
+  /// Parses `text`. With `context_replace` (-X), each word holding an
+  /// argument replacement repeats once per record.
+  explicit command_template(std::string_view text,
+                            bool context_replace = false);
+
+  bool empty() const noexcept {
+    return parts_.empty();
+  }
+
+  /// Whether any replacement string occurs (else arguments are appended).
+  bool has_replacements() const noexcept {
+    return has_replacements_;
+  }
+
+  bool uses_slot() const noexcept {
+    return uses_slot_;
+  }
+
+  /// The command for `args` as job `seq`: replacements shell-quoted when
+  /// `quote`, `{%}` as `slot_mark`. Without replacement strings, the
+  /// arguments are appended (quoted), as GNU parallel does.
+  std::string expand(const arguments& args, uint64_t seq,
+                     bool quote = true) const;
+
+private:
+  void parse(std::string_view text);
+  void expand_parts(const std::vector<part>& parts, const arguments& args,
+                    uint64_t seq, bool quote, std::string& out) const;
+
+  std::vector<part> parts_;
+  /// With -X: the template cut into words, each parsed on its own.
+  std::vector<std::vector<part>> words_;
+  bool context_replace_ = false;
+  bool has_replacements_ = false;
+  bool uses_slot_ = false;
+};
+
+/// Applies replacement `kind` (one of the argument ops) to `value`.
+std::string apply_op(command_template::op kind, std::string_view value);
+
+/// Replaces every `slot_mark` in `command` with `slot`.
+std::string fill_slot(std::string command, size_t slot);
+
+/// An input line as a command (no template): its fields and records
+/// joined by spaces, unquoted.
+std::string join_arguments(const arguments& args, char separator = ' ');
+
+} // namespace poolrun

@@ -1,0 +1,300 @@
+// Runs a job on a slot: local processes directly, remote ones over ssh.
+#include "executor.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <sys/stat.h>
+
+#include "command_template.hpp"
+#include "process.hpp"
+#include "shell.hpp"
+
+namespace poolrun {
+
+namespace {
+
+constexpr auto helper_timeout = std::chrono::seconds(60);
+
+/// A result for a command poolrun could not start.
+job_result cannot_start(job_result res, const std::string& why) {
+  res.exit_code = 127;
+  res.err += "poolrun: " + why + "\n";
+  return res;
+}
+
+std::vector<std::string> job_environment(const executor& ex,
+                                         const job_spec& spec, size_t slot) {
+  return {"PARALLEL_SEQ=" + std::to_string(spec.seq),
+          "PARALLEL_JOBSLOT=" + std::to_string(slot),
+          "PARALLEL_PID=" + ex.pid_text};
+}
+
+launch_spec base_launch(executor& ex, const job_spec& spec) {
+  launch_spec launch;
+  launch.timeout = ex.timeout;
+  launch.mode = ex.mode;
+  if (!spec.input.empty())
+    launch.input = &spec.input;
+  if (ex.mode == output_mode::line_buffer) {
+    auto tag = spec.tag;
+    auto sink = ex.line_sink;
+    launch.on_lines = [sink, tag](int stream, std::string_view lines) {
+      sink(stream, tag, lines);
+    };
+  }
+  return launch;
+}
+
+job_result run_local(executor& ex, const job_spec& spec,
+                     const std::string& command, size_t slot) {
+  auto launch = base_launch(ex, spec);
+  launch.env = job_environment(ex, spec, slot);
+  auto words = simple_command(command);
+  if (words)
+    launch.argv = std::move(*words);
+  else
+    launch.argv = {ex.shell, "-c", command};
+  auto outcome = run_process(launch);
+  if (words && (outcome.spawn_error == ENOENT ||
+                outcome.spawn_error == EACCES)) {
+    // Not found: the shell says so in its own words.
+    launch.argv = {ex.shell, "-c", command};
+    outcome = run_process(launch);
+  }
+  if (outcome.spawn_error != 0)
+    return cannot_start(std::move(outcome.result),
+                        "cannot start '" + launch.argv[0] +
+                            "': " + std::strerror(outcome.spawn_error));
+  return std::move(outcome.result);
+}
+
+std::string read_whole(const std::string& path, bool& ok) {
+  std::ifstream in{path, std::ios::binary};
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  ok = static_cast<bool>(in);
+  return buf.str();
+}
+
+std::string parent_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string{}
+                                                  : path.substr(0, slash);
+}
+
+/// Copies each of `files` to the host. Returns what failed, or "".
+std::string transfer(ssh_master& master, const std::vector<std::string>& files) {
+  for (auto& file : files) {
+    bool ok = false;
+    auto content = read_whole(file, ok);
+    if (!ok)
+      return "cannot read '" + file + "' to transfer";
+    auto target = remote_path(file);
+    auto dir = parent_dir(target);
+    std::string script = dir.empty() ? std::string{}
+                                     : "mkdir -p " + shell_quote(dir) + "&&";
+    script += "cat >" + shell_quote(target);
+    std::string out;
+    if (!master.run(script, out, helper_timeout, &content))
+      return "cannot transfer '" + file + "'";
+  }
+  return {};
+}
+
+/// Copies each of `files` back from the host. Returns what failed, or "".
+std::string fetch_back(ssh_master& master,
+                       const std::vector<std::string>& files) {
+  std::string failures;
+  for (auto& file : files) {
+    std::string content;
+    if (!master.run("cat " + shell_quote(remote_path(file)), content,
+                    helper_timeout)) {
+      failures += (failures.empty() ? "" : ", ") + file;
+      continue;
+    }
+    auto local = file;
+    if (auto dot = local.find("/./"); dot != std::string::npos)
+      local.erase(dot, 2);
+    auto dir = parent_dir(local);
+    if (!dir.empty()) {
+      std::string mk = "mkdir -p " + shell_quote(dir);
+      [[maybe_unused]] auto rc = std::system(mk.c_str());
+    }
+    std::ofstream out{local, std::ios::binary | std::ios::trunc};
+    out << content;
+    if (!out)
+      failures += (failures.empty() ? "" : ", ") + file;
+  }
+  return failures.empty() ? std::string{}
+                          : "cannot return " + failures;
+}
+
+void clean_up(ssh_master& master, const job_spec& spec) {
+  std::string script;
+  for (auto* list : {&spec.transfer, &spec.returns})
+    for (auto& file : *list) {
+      auto target = remote_path(file);
+      script += "rm -f " + shell_quote(target) + ";";
+      auto dir = parent_dir(target);
+      if (!dir.empty())
+        script += "rmdir -p " + shell_quote(dir) + " 2>/dev/null;";
+    }
+  if (script.empty())
+    return;
+  std::string out;
+  master.run(script + "true", out, helper_timeout);
+}
+
+/// Whether `master` ends within a moment: a session that failed with 255
+/// while its connection broke sees the failure a little before the master.
+bool master_ends(ssh_master& master) {
+  for (int i = 0; i < 50; ++i) {
+    if (!master.alive())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+/// Runs on a remote slot. `lost` is set when the host's connection broke.
+job_result run_remote(executor& ex, slot& s, const job_spec& spec,
+                      const std::string& command, bool& lost) {
+  auto& master = *s.master;
+  job_result res;
+  if (!master.alive()) {
+    auto why = master.connect(std::chrono::seconds(15));
+    if (!why.empty()) {
+      lost = true;
+      res.exit_code = 255;
+      res.err = "poolrun: cannot reconnect: " + why + "\n";
+      return res;
+    }
+  }
+  if (auto why = transfer(master, spec.transfer); !why.empty()) {
+    res.exit_code = 255;
+    res.err = "poolrun: " + why + "\n";
+    lost = !master.alive();
+    return res;
+  }
+  auto launch = base_launch(ex, spec);
+  launch.argv = master.session(remote_wrapper(command, spec.seq, s.number));
+  launch.strip_marker = true;
+  auto* m = &master;
+  launch.on_timeout = [m](long pgid) {
+    if (pgid <= 1)
+      return;
+    std::string out;
+    m->run("kill -KILL -- -" + std::to_string(pgid), out,
+           std::chrono::seconds(10));
+  };
+  auto table = ex.slots.get();
+  auto* me = &s;
+  launch.on_marker = [table, me](long pgid) {
+    table->running_remotely(me, pgid);
+  };
+  auto outcome = run_process(launch);
+  if (outcome.spawn_error != 0)
+    return cannot_start(std::move(outcome.result),
+                        "cannot start '" + launch.argv[0] +
+                            "': " + std::strerror(outcome.spawn_error));
+  res = std::move(outcome.result);
+  // ssh's own failure is 255 (so may the command's be): the connection
+  // broke when the master ends right after, or no marker came.
+  if (res.exit_code == 255 && !res.timed_out &&
+      (outcome.remote_pgid == 0 || master_ends(master))) {
+    lost = true;
+    return res;
+  }
+  if (!spec.returns.empty())
+    if (auto why = fetch_back(master, spec.returns); !why.empty())
+      res.err += "poolrun: " + why + "\n";
+  if (ex.cleanup)
+    clean_up(master, spec);
+  return res;
+}
+
+} // namespace
+
+slot_affinity make_affinity(executor& ex) {
+  auto n = ex.next_worker++;
+  return slot_affinity{ex.slots ? n % ex.slots->size() + 1 : 1};
+}
+
+caf::expected<job_result> execute(executor& ex, slot_affinity& me,
+                                  const job_spec& spec) {
+  if (!attempt_begins()) {
+    // poolrun stops: this attempt never starts (the pool is gone by now).
+    job_result res;
+    res.command = fill_slot(spec.command, 0);
+    res.exit_code = -1;
+    return caf::make_error(poolrun_errc::not_started, std::move(res));
+  }
+  struct ended {
+    ~ended() {
+      attempt_done();
+    }
+  } guard;
+  std::vector<size_t> avoid;
+  bool several_hosts = ex.slots->remote();
+  if (several_hosts) {
+    std::lock_guard<std::mutex> guard{ex.failed_mtx};
+    if (auto i = ex.failed_on.find(spec.seq); i != ex.failed_on.end())
+      avoid = i->second;
+  }
+  bool reconnected = false;
+  for (;;) {
+    auto s = ex.slots->acquire(me.preferred, avoid);
+    if (s == nullptr) {
+      job_result res;
+      res.command = fill_slot(spec.command, 0);
+      res.exit_code = 255;
+      res.host_lost = true;
+      res.err = "poolrun: no host left to run this command\n";
+      return failure_of(std::move(res));
+    }
+    me.preferred = s->number;
+    auto command = fill_slot(spec.command, s->number);
+    auto& host = ex.slots->host(s->host);
+    bool lost = false;
+    auto res = host.login.local()
+                   ? run_local(ex, spec, command, s->number)
+                   : run_remote(ex, *s, spec, command, lost);
+    if (lost && !reconnected) {
+      // One dropped connection is not a lost host yet: reopen it once and
+      // run the command there again.
+      reconnected = true;
+      if (s->master->connect(std::chrono::seconds(15)).empty()) {
+        ex.slots->release(s);
+        continue;
+      }
+    }
+    ex.slots->release(s);
+    res.command = command;
+    res.host = host.login.display;
+    res.slot = static_cast<uint32_t>(s->number);
+    if (lost) {
+      // The host is gone, not the command wrong: run it again on another
+      // host, within the same attempt.
+      auto first_words = res.err.substr(0, res.err.find('\n'));
+      ex.slots->host_down(s->host, first_words.empty() ? "connection closed"
+                                                       : first_words);
+      continue;
+    }
+    if (several_hosts) {
+      std::lock_guard<std::mutex> guard{ex.failed_mtx};
+      if (res.failed())
+        ex.failed_on[spec.seq].push_back(s->host);
+      else
+        ex.failed_on.erase(spec.seq);
+    }
+    if (res.failed() || res.host_lost)
+      return failure_of(std::move(res));
+    return res;
+  }
+}
+
+} // namespace poolrun

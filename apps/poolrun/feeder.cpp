@@ -1,0 +1,210 @@
+// The feeder thread: input -> jobs -> the runner, under credit.
+#include "feeder.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/send.hpp>
+
+#include "type_ids.hpp"
+
+namespace poolrun {
+
+namespace {
+
+constexpr size_t batch_limit = 256;
+
+std::string escape_for_dir(const std::string& value) {
+  std::string out;
+  for (auto c : value) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\0':
+        out += "\\0";
+        break;
+      case '/':
+        out += "\\_";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (auto& w : words)
+    out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+} // namespace
+
+std::string results_dir_for(const std::string& base, const arguments& args) {
+  std::string out = base;
+  for (auto& rec : args)
+    for (size_t i = 0; i < rec.size(); ++i)
+      out += "/" + std::to_string(i + 1) + "/" + escape_for_dir(rec[i]);
+  return out;
+}
+
+feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
+               size_t window, size_t low_water)
+    : opts_(std::move(opts)),
+      inputs_(std::move(inputs)),
+      command_(join_words(opts_.command), opts_.multi_context),
+      tagstring_(opts_.tagstring),
+      results_(opts_.results),
+      window_(window),
+      low_water_(low_water) {
+  results_templated_ = results_.has_replacements();
+  for (auto& t : opts_.transfer_files)
+    transfers_.emplace_back(t);
+  for (auto& t : opts_.return_files)
+    returns_.emplace_back(t);
+}
+
+feeder::~feeder() {
+  stop();
+}
+
+void feeder::start(caf::actor runner) {
+  runner_ = runner.address();
+  thread_ = std::thread{[this] { run(); }};
+}
+
+void feeder::consumed(size_t n) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    outstanding_ -= std::min(n, outstanding_);
+  }
+  cv_.notify_all();
+}
+
+void feeder::stop() {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  if (!thread_.joinable())
+    return;
+  if (done_)
+    thread_.join();
+  else
+    thread_.detach(); // it may wait in a read of standard input
+}
+
+pending_job feeder::make_job(const arguments& args, uint64_t seq,
+                             bool bad) const {
+  pending_job job;
+  job.spec.seq = seq;
+  if (bad) {
+    job.error = "input for job " + std::to_string(seq) +
+                " holds a NUL byte, which no command can carry (use -0 or "
+                "--null when the input is NUL-separated); not run";
+    return job;
+  }
+  job.spec.command = command_.empty() ? join_arguments(args)
+                                      : command_.expand(args, seq);
+  if (job.spec.command.size() > max_command_length) {
+    job.error = "the command of job " + std::to_string(seq) + " is " +
+                std::to_string(job.spec.command.size()) +
+                " bytes long; the system's limit for one is " +
+                std::to_string(max_command_length) + "; not run";
+    job.spec.command.clear();
+    return job;
+  }
+  if (opts_.tag || !opts_.tagstring.empty()) {
+    job.tag = opts_.tagstring.empty() ? join_arguments(args)
+                                      : tagstring_.expand(args, seq, false);
+    job.tag += '\t';
+    if (opts_.output == output_mode::line_buffer)
+      job.spec.tag = job.tag;
+  }
+  if (!opts_.results.empty()) {
+    if (results_templated_) {
+      job.results = results_.expand(args, seq, false);
+      job.results_dir = !job.results.empty() && job.results.back() == '/';
+    } else {
+      job.results = results_dir_for(opts_.results, args) + "/";
+      job.results_dir = true;
+    }
+  }
+  for (auto& t : transfers_)
+    job.spec.transfer.push_back(t.expand(args, seq, false));
+  for (auto& t : returns_)
+    job.spec.returns.push_back(t.expand(args, seq, false));
+  return job;
+}
+
+void feeder::flush(bool wait_for_credit) {
+  if (batch_.empty())
+    return;
+  {
+    std::unique_lock<std::mutex> guard{mtx_};
+    if (wait_for_credit && window_ > 0)
+      cv_.wait(guard, [this] {
+        return stopped_ || outstanding_ + batch_.size() <= window_ ||
+               outstanding_ == 0;
+      });
+    if (stopped_)
+      return;
+    outstanding_ += batch_.size();
+  }
+  if (auto runner = caf::actor_cast<caf::actor>(runner_))
+    caf::anon_send(runner, feed_atom_v, std::move(batch_));
+  batch_.clear();
+  batch_.reserve(batch_limit);
+}
+
+void feeder::run() {
+  uint64_t seq = 0;
+  std::string error;
+  auto push = [&](pending_job job) {
+    batch_.push_back(std::move(job));
+    size_t outstanding;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      outstanding = outstanding_;
+    }
+    if (batch_.size() >= batch_limit || outstanding < low_water_)
+      flush(true);
+  };
+  auto hook = [this] { flush(true); };
+  if (opts_.pipe) {
+    record_reader in{0, false, "\n", "standard input"};
+    in.before_blocking(hook);
+    pipe_blocks blocks{in, opts_.block_size, opts_.recend,
+                       opts_.exact_args > 0 ? opts_.exact_args
+                                            : opts_.max_args};
+    std::string block;
+    while (!stopped_ && blocks.next(block)) {
+      auto job = make_job({}, ++seq, false);
+      job.spec.input = std::move(block);
+      push(std::move(job));
+    }
+    error = in.error();
+  } else {
+    inputs_->before_blocking(hook);
+    arguments args;
+    bool bad = false;
+    while (!stopped_ && inputs_->next(args, bad))
+      push(make_job(args, ++seq, bad));
+    error = inputs_->error();
+  }
+  flush(false);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto runner = caf::actor_cast<caf::actor>(runner_);
+    if (!stopped_ && runner)
+      caf::anon_send(runner, feed_end_atom_v, seq, std::move(error));
+  }
+  done_ = true;
+}
+
+} // namespace poolrun

@@ -1,0 +1,111 @@
+// The feeder: a thread reading the input sources, building each job's
+// command, and passing jobs on to the runner in batches as credit allows.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include "command_template.hpp"
+#include "inputs.hpp"
+#include "job.hpp"
+#include "options.hpp"
+
+namespace poolrun {
+
+/// A job as the runner holds it.
+struct pending_job {
+  job_spec spec;
+  /// --tag / --tagstring prefix of each output line, "" for none.
+  std::string tag;
+  /// --results: where its output goes ("" none); a directory
+  /// (seq, stdout, stderr in it) or a file prefix (path, .err, .seq).
+  std::string results;
+  bool results_dir = false;
+  /// Why it cannot run (a NUL byte, too long): it is reported, not started.
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pending_job& x) {
+  return f(caf::meta::type_name("poolrun::pending_job"), x.spec, x.tag,
+           x.results, x.results_dir, x.error);
+}
+
+/// The longest command poolrun starts: the kernel's limit for one argument
+/// (`sh -c COMMAND`), less room for a remote slot's wrapper.
+constexpr size_t max_command_length = 131072 - 1 - 1024;
+
+/// Turns input into jobs on a thread of its own. The runner receives
+/// `(feed, std::vector<pending_job>)` batches and finally `(feed_end,
+/// uint64_t total, std::string error)`, and gives credit back with
+/// `consumed`. Thread-safe.
+class feeder {
+public:
+  /// `window`: jobs the runner may hold unconsumed (0: no limit).
+  /// `low_water`: below this many unconsumed jobs a batch goes at once.
+  feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
+         size_t window, size_t low_water);
+  ~feeder();
+
+  feeder(const feeder&) = delete;
+  feeder& operator=(const feeder&) = delete;
+
+  /// Starts reading; jobs go to `runner`.
+  void start(caf::actor runner);
+
+  /// The runner took `n` jobs off its hands.
+  void consumed(size_t n);
+
+  /// Stops passing on jobs (the thread may still wait in a read; it is
+  /// left behind).
+  void stop();
+
+  /// Whether the thread has passed on everything (and ended).
+  bool finished() const noexcept {
+    return done_;
+  }
+
+  /// The job for `args` as job `seq` (public for tests).
+  pending_job make_job(const arguments& args, uint64_t seq, bool bad) const;
+
+private:
+  void run();
+  void flush(bool wait_for_credit);
+
+  run_options opts_;
+  std::unique_ptr<job_inputs> inputs_;
+  command_template command_;
+  command_template tagstring_;
+  command_template results_;
+  bool results_templated_ = false;
+  std::vector<command_template> transfers_;
+  std::vector<command_template> returns_;
+  size_t window_;
+  size_t low_water_;
+  /// Weak: a feeder left behind must not keep the runner alive.
+  caf::actor_addr runner_;
+  std::vector<pending_job> batch_;
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  size_t outstanding_ = 0;
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+/// --results: GNU parallel's directory for `args` under `base`:
+/// `base/1/value/2/value...` with `\`, tab, NUL and `/` escaped.
+std::string results_dir_for(const std::string& base, const arguments& args);
+
+} // namespace poolrun

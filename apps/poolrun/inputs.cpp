@@ -1,0 +1,234 @@
+// Input sources combined and grouped into the arguments of each command.
+#include "inputs.hpp"
+
+#include <algorithm>
+
+namespace poolrun {
+
+std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
+                                             grouping group,
+                                             std::string& error) {
+  auto sources = opts.sources;
+  if (sources.empty()) {
+    input_source in;
+    in.is_file = true;
+    in.path = "-";
+    sources.push_back(in);
+  }
+  std::unique_ptr<job_inputs> result{new job_inputs};
+  result->group_ = std::move(group);
+  // Which sources sit side by side: --link joins all, `:::+` one pair.
+  std::vector<std::vector<const input_source*>> layout;
+  for (auto& src : sources) {
+    if (layout.empty() || !(opts.link || src.linked))
+      layout.emplace_back();
+    layout.back().push_back(&src);
+  }
+  bool stream_first = layout[0].size() == 1 && layout[0][0]->is_file;
+  result->groups_.resize(layout.size());
+  for (size_t g = 0; g < layout.size(); ++g) {
+    auto& grp = result->groups_[g];
+    for (auto src : layout[g]) {
+      source_data data;
+      if (!src->is_file) {
+        data.values = src->values;
+        data.bad.assign(data.values.size(), false);
+      } else {
+        auto reader = record_reader::open(src->path, opts.delimiter, error);
+        if (!reader)
+          return nullptr;
+        if (g == 0 && stream_first) {
+          result->stream_ = std::move(reader);
+          continue;
+        }
+        std::string value;
+        bool bad = false;
+        while (reader->next(value, bad)) {
+          data.values.push_back(value);
+          data.bad.push_back(bad);
+        }
+        if (!reader->error().empty()) {
+          error = reader->error();
+          return nullptr;
+        }
+      }
+      if (data.values.empty())
+        result->empty_ = true; // nothing to combine with
+      grp.size = std::max(grp.size, data.values.size());
+      grp.sources.push_back(std::move(data));
+    }
+  }
+  result->index_.assign(layout.size(), 0);
+  return result;
+}
+
+void job_inputs::before_blocking(std::function<void()> hook) {
+  if (stream_)
+    stream_->before_blocking(std::move(hook));
+}
+
+std::string job_inputs::error() const {
+  return stream_ ? stream_->error() : std::string{};
+}
+
+void job_inputs::append_group(size_t g, size_t index, record& out,
+                              bool& bad) const {
+  for (auto& src : groups_[g].sources) {
+    auto i = index % src.values.size();
+    out.push_back(src.values[i]);
+    bad = bad || src.bad[i];
+  }
+}
+
+bool job_inputs::next_first(record& out, bool& bad) {
+  out.clear();
+  bad = false;
+  if (stream_) {
+    out.emplace_back();
+    return stream_->next(out.back(), bad);
+  }
+  if (first_index_ >= groups_[0].size)
+    return false;
+  append_group(0, first_index_++, out, bad);
+  return true;
+}
+
+bool job_inputs::next_record(record& out, bool& bad) {
+  if (empty_)
+    return false;
+  if (!have_first_) {
+    if (!next_first(first_, first_bad_))
+      return false;
+    have_first_ = true;
+    std::fill(index_.begin(), index_.end(), 0);
+  }
+  out = first_;
+  bad = first_bad_;
+  for (size_t g = 1; g < groups_.size(); ++g)
+    append_group(g, index_[g], out, bad);
+  // The last source varies fastest.
+  size_t g = groups_.size();
+  while (g > 1) {
+    --g;
+    if (++index_[g] < groups_[g].size)
+      return true;
+    index_[g] = 0;
+  }
+  have_first_ = false;
+  return true;
+}
+
+bool job_inputs::next(arguments& out, bool& bad) {
+  out.clear();
+  bad = false;
+  record rec;
+  bool rec_bad = false;
+  if (!group_.fill) {
+    auto want = group_.drop ? 1 : std::max<size_t>(group_.per_command, 1);
+    while (out.size() < want && next_record(rec, rec_bad)) {
+      bad = bad || rec_bad;
+      out.push_back(std::move(rec));
+    }
+    if (out.empty())
+      return false;
+    if (group_.drop)
+      out.clear();
+    return true;
+  }
+  // -X/-m: read ahead as far as `slots` full commands.
+  if (spread_ == 0 && !ended_) {
+    size_t ahead_cost = 0;
+    for (auto& x : ahead_)
+      ahead_cost += group_.cost(x.first);
+    auto limit = group_.budget * std::max<size_t>(group_.slots, 1);
+    while (ahead_cost <= limit) {
+      if (!next_record(rec, rec_bad)) {
+        ended_ = true;
+        break;
+      }
+      ahead_cost += group_.cost(rec);
+      ahead_.emplace_back(std::move(rec), rec_bad);
+    }
+    if (ended_ && !ahead_.empty()) {
+      auto slots = std::max<size_t>(group_.slots, 1);
+      spread_ = (ahead_.size() + slots - 1) / slots;
+    }
+  }
+  if (ahead_.empty())
+    return false;
+  size_t used = 0;
+  while (!ahead_.empty()) {
+    if (spread_ > 0 ? out.size() >= spread_
+                    : (!out.empty() &&
+                       used + group_.cost(ahead_.front().first) >
+                           group_.budget))
+      break;
+    used += group_.cost(ahead_.front().first);
+    bad = bad || ahead_.front().second;
+    out.push_back(std::move(ahead_.front().first));
+    ahead_.pop_front();
+  }
+  return true;
+}
+
+// -- --pipe --------------------------------------------------------------------
+
+pipe_blocks::pipe_blocks(record_reader& in, size_t block, std::string recend,
+                         size_t records)
+    : in_(in),
+      block_(std::max<size_t>(block, 1)),
+      recend_(recend.empty() ? std::string{"\n"} : std::move(recend)),
+      records_(records) {
+  // Nothing else.
+}
+
+bool pipe_blocks::next(std::string& out) {
+  std::string more;
+  for (;;) {
+    size_t cut = std::string::npos;
+    if (records_ > 0) {
+      // N records: up to the N-th record end.
+      size_t pos = 0;
+      size_t found = 0;
+      while (found < records_) {
+        auto hit = carry_.find(recend_, pos);
+        if (hit == std::string::npos)
+          break;
+        pos = hit + recend_.size();
+        ++found;
+      }
+      if (found == records_)
+        cut = pos;
+    } else if (carry_.size() >= block_ || eof_) {
+      // The last record end within the block; else (a record longer than
+      // the block) the first one after.
+      auto limit = std::min(block_, carry_.size());
+      if (limit >= recend_.size()) {
+        auto hit = carry_.rfind(recend_, limit - recend_.size());
+        if (hit != std::string::npos)
+          cut = hit + recend_.size();
+      }
+      if (cut == std::string::npos) {
+        auto hit = carry_.find(recend_);
+        if (hit != std::string::npos)
+          cut = hit + recend_.size();
+      }
+    }
+    if (cut == std::string::npos && eof_) {
+      if (carry_.empty())
+        return false;
+      cut = carry_.size();
+    }
+    if (cut != std::string::npos) {
+      out.assign(carry_, 0, cut);
+      carry_.erase(0, cut);
+      return true;
+    }
+    auto want = carry_.size() < block_ ? block_ - carry_.size() : 65536;
+    if (!in_.read_raw(more, want))
+      eof_ = true;
+    carry_ += more;
+  }
+}
+
+} // namespace poolrun

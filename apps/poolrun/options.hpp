@@ -1,0 +1,178 @@
+// poolrun's configuration: everything the command line sets, as plain values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/timespan.hpp>
+
+namespace poolrun {
+
+/// One input source: the values after `:::`, or a file (`::::`, `-a`;
+/// "-" is standard input).
+struct input_source {
+  bool is_file = false;
+  std::vector<std::string> values;
+  std::string path;
+  /// `:::+` / `::::+`: linked to the source before it (its n-th value goes
+  /// with the n-th value there) instead of combined with every value.
+  bool linked = false;
+};
+
+/// `-j`: how many commands run at once, relative to a machine's cores.
+struct jobs_spec {
+  enum class kind : uint8_t {
+    /// `-j N`: N.
+    count,
+    /// `-j N%`: N percent of the cores.
+    percent,
+    /// `-j +N`: cores + N.
+    plus,
+    /// `-j -N`: cores - N.
+    minus,
+    /// `-j 0`: as many as possible (poolrun: `unlimited_jobs`).
+    unlimited,
+  };
+  kind type = kind::percent;
+  int64_t value = 100;
+
+  /// Commands at once on a machine with `cores` cores; at least 1.
+  size_t slots(size_t cores) const;
+};
+
+/// `-j 0` means this many commands at once (GNU parallel: as many as file
+/// handles allow).
+constexpr size_t unlimited_jobs = 256;
+
+/// `--halt`: when to stop early.
+struct halt_spec {
+  enum class when : uint8_t { never, soon, now };
+  enum class why : uint8_t { fail, success, done };
+  when on = when::never;
+  why cause = why::fail;
+  /// A percentage of all jobs (`fail=20%`) rather than a count.
+  bool percent = false;
+  /// The count, or the percentage.
+  double value = 0;
+};
+
+/// How command output reaches poolrun's standard output and error.
+enum class output_mode : uint8_t {
+  /// Each command's output whole, when it ends (`--group`, the default).
+  group,
+  /// Whole lines as they come (`--line-buffer`).
+  line_buffer,
+  /// Straight through, unbuffered (`-u`, `--ungroup`).
+  ungroup,
+};
+
+/// One `-S` entry: where slots run. `login` ":" is the local machine.
+struct sshlogin {
+  /// `[user@]host`, or ":" for local.
+  std::string login;
+  /// The ssh command and its options (`--ssh`, or the words before the
+  /// host in a multi-word sshlogin).
+  std::vector<std::string> ssh_command;
+  /// `N/host`: the host's cores, else looked up over ssh.
+  std::optional<size_t> cpus;
+  /// As GNU parallel names it in the joblog's Host column.
+  std::string display;
+
+  bool local() const noexcept {
+    return login == ":";
+  }
+};
+
+/// Everything a run is configured with. Plain value.
+struct run_options {
+  // -- what runs ---------------------------------------------------------
+  /// The command template's words (joined by spaces); empty: each input
+  /// line is a whole command.
+  std::vector<std::string> command;
+  /// Input sources in order: `:::`, `::::`, `-a`; none means stdin.
+  std::vector<input_source> sources;
+  /// `--link`: all sources linked rather than combined.
+  bool link = false;
+  /// `-0`/`--null`, `-d`: what ends an input record (default newline).
+  std::string delimiter = "\n";
+  /// `-n N`: arguments per command; 0 = not set.
+  size_t max_args = 0;
+  /// `-N N`: as `-n` (GNU parallel's `-N` differs only for `{= =}`,
+  /// which poolrun has not). 0 = not set.
+  size_t exact_args = 0;
+  /// `-N 0`: one argument read per command, none passed.
+  bool no_args = false;
+  /// `-X` (context replace) or `-m` (plain): as many arguments per command
+  /// as fit.
+  bool multi_context = false;
+  bool multi_plain = false;
+  /// `--pipe`: standard input is cut into blocks fed to the commands.
+  bool pipe = false;
+  /// `--block`: block size for `--pipe` (GNU parallel default 1 MB).
+  size_t block_size = 1024 * 1024;
+  /// `--recend`: what ends a record in `--pipe` blocks.
+  std::string recend = "\n";
+  /// `--shell` (else PARALLEL_SHELL, the calling shell, $SHELL, /bin/sh).
+  std::string shell;
+
+  // -- how many, where ---------------------------------------------------
+  jobs_spec jobs;
+  /// `-S` / `--sshlogin` / `--slf` entries as given (comma-split later).
+  std::vector<std::string> sshlogins;
+  std::vector<std::string> sshlogin_files;
+  /// `--ssh`: the ssh command (else PARALLEL_SSH, else "ssh").
+  std::string ssh;
+  /// `--transferfile`, `--return` (templates), `--cleanup`.
+  std::vector<std::string> transfer_files;
+  std::vector<std::string> return_files;
+  bool cleanup = false;
+
+  // -- failures ----------------------------------------------------------
+  /// `--retries N`: attempts in total (GNU parallel: 0 = without end);
+  /// nothing = one attempt.
+  std::optional<uint32_t> retries;
+  caf::timespan retry_delay = std::chrono::milliseconds(100);
+  std::optional<caf::timespan> timeout;
+  halt_spec halt;
+
+  // -- output ------------------------------------------------------------
+  output_mode output = output_mode::group;
+  bool keep_order = false;
+  /// `--tag`, `--tagstring`: a prefix for each output line.
+  bool tag = false;
+  std::string tagstring;
+  /// `--results DIR` (GNU parallel's layout).
+  std::string results;
+  bool dry_run = false;
+  std::string joblog;
+  bool resume = false;
+  bool resume_failed = false;
+  std::string journal;
+  bool replay = false;
+
+  // -- progress ----------------------------------------------------------
+  bool eta = false;
+  bool bar = false;
+  bool progress = false;
+  bool summary = false;
+  /// Off a terminal, with --eta/--bar/--progress: a status line this often.
+  caf::timespan status_interval = std::chrono::seconds(10);
+
+  bool help = false;
+  bool version = false;
+
+  /// Whether anything names a command template.
+  bool templated() const noexcept {
+    return !command.empty();
+  }
+
+  /// Arguments per command with `-n`/`-N` (1 without).
+  size_t args_per_command() const noexcept {
+    return exact_args > 0 ? exact_args : (max_args > 0 ? max_args : 1);
+  }
+};
+
+} // namespace poolrun

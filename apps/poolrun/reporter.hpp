@@ -1,0 +1,55 @@
+// What poolrun writes about finished jobs: their output (whole, in order
+// with -k), --results files, and the joblog, in GNU parallel's forms.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "feeder.hpp"
+#include "job.hpp"
+#include "joblog.hpp"
+#include "options.hpp"
+
+namespace poolrun {
+
+/// Used by one thread (the runner's).
+class reporter {
+public:
+  explicit reporter(const run_options& opts);
+
+  /// Opens the joblog (appending when resuming). Returns an error or "".
+  std::string open_joblog(bool append);
+
+  /// Job `job` finished with `res` (nothing: skipped, not started, or
+  /// killed by --halt now; `log`: whether it gets a joblog line). Writes
+  /// its --results files now, and its output and joblog line now or,
+  /// with -k, once the jobs before it are done.
+  void finished(const pending_job& job, std::optional<job_result> res,
+                bool log = true, bool dry = false);
+
+  /// --dry-run: prints the command of `job` (in order with -k).
+  void dry_run(const pending_job& job, size_t slots);
+
+  /// Prints what -k still holds back, in order, gaps skipped.
+  void flush_held();
+
+private:
+  struct held {
+    std::optional<job_result> res;
+    std::string tag;
+    bool log = true;
+    bool dry = false;
+  };
+
+  void emit(uint64_t seq, const held& h);
+  void write_results(const pending_job& job, const job_result& res);
+
+  const run_options& opts_;
+  joblog_writer joblog_;
+  uint64_t next_ = 1;
+  std::map<uint64_t, held> held_;
+};
+
+} // namespace poolrun

@@ -1,0 +1,207 @@
+// The runner's journal side: unique submits, outcomes as events, jobs
+// finished in an earlier run, adopted operations of other inputs.
+#include "runner.hpp"
+
+#include <cstdio>
+
+#include <caf/event_based_actor.hpp>
+
+#include <pool/errors.hpp>
+#include <pool/protocol.hpp>
+
+#include "console.hpp"
+#include "type_ids.hpp"
+
+namespace poolrun {
+
+namespace {
+
+/// The job result a finished operation carries, from its event or record.
+std::optional<job_result> result_in(const caf::message& result) {
+  if (result.match_elements<job_result>())
+    return result.get_as<job_result>(0);
+  return std::nullopt;
+}
+
+} // namespace
+
+std::string journal_key(uint64_t seq, const std::string& command) {
+  // FNV-1a, 64 bit: stable across builds and machines.
+  uint64_t hash = 14695981039346656037ull;
+  for (auto c : command) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(hash));
+  return "line:" + std::to_string(seq) + ":" + buf;
+}
+
+void runner_state::submit_journaled(uint64_t seq) {
+  auto& spec = running_[seq].job.spec;
+  // A finished operation with this key (within the unbounded unique
+  // window) or an unfinished one answers with its id; nothing is added.
+  self_
+      ->request(cfg_.pool, caf::infinite, pool::enqueue_unique_atom_v,
+                journal_key(seq, spec.command), spec)
+      .then([this, seq](uint64_t operation) { on_operation(seq, operation); },
+            [this, seq](caf::error& err) {
+              outcome(seq, std::nullopt, err);
+            });
+}
+
+void runner_state::on_operation(uint64_t seq, uint64_t operation) {
+  auto i = running_.find(seq);
+  if (i == running_.end())
+    return;
+  i->second.operation = operation;
+  seq_of_[operation] = seq;
+  if (auto u = unclaimed_.find(operation); u != unclaimed_.end()) {
+    // An adopted operation that finished before its job came up.
+    auto ev = std::move(u->second);
+    unclaimed_.erase(u);
+    on_journal_outcome(seq, ev);
+    return;
+  }
+  // The id may name an operation finished in an earlier run. Its record
+  // says so; an operation finishing now sends its event before the
+  // shepherd can answer with a finished record.
+  self_->request(cfg_.pool, caf::infinite, pool::op_status_atom_v, operation)
+      .then(
+          [this, seq, operation](pool::operation_record& rec) {
+            auto j = running_.find(seq);
+            if (j == running_.end() || j->second.recording ||
+                j->second.operation != operation)
+              return; // its event came first: it finished in this run
+            if (rec.state == pool::operation_state::done ||
+                rec.state == pool::operation_state::failed)
+              finished_earlier(seq, rec);
+          },
+          [](caf::error&) {
+            // Then its event will tell.
+          });
+}
+
+void runner_state::on_event(pool::pool_event& ev) {
+  switch (ev.kind) {
+    case pool::event_kind::retried:
+      ++retries_;
+      ++reported_;
+      return;
+    case pool::event_kind::completed:
+    case pool::event_kind::failed:
+      break;
+    default:
+      return;
+  }
+  if (!journaled())
+    return;
+  ++reported_; // (adopted operations of other inputs too)
+  auto i = seq_of_.find(ev.operation);
+  if (i == seq_of_.end()) {
+    unclaimed_.emplace(ev.operation, std::move(ev));
+    return;
+  }
+  on_journal_outcome(i->second, ev);
+}
+
+void runner_state::on_journal_outcome(uint64_t seq,
+                                      const pool::pool_event& ev) {
+  auto i = running_.find(seq);
+  if (i == running_.end() || i->second.recording)
+    return;
+  auto& entry = i->second;
+  entry.recording = true;
+  seq_of_.erase(ev.operation);
+  std::optional<job_result> res;
+  caf::error err;
+  if (ev.kind == pool::event_kind::completed) {
+    res = result_in(ev.result);
+  } else {
+    err = ev.error;
+    res = result_of(err);
+  }
+  // Print only once the journal has the outcome: a command whose output was
+  // printed never runs again on resume. A status lookup of a finished
+  // operation is answered after the store committed what came before it,
+  // so one lookup covers every outcome that arrived before it was sent.
+  ++recording_;
+  awaiting_commit_.push_back({seq, std::move(res), std::move(err)});
+  latest_outcome_ = ev.operation;
+  if (!commit_query_)
+    query_commit();
+  pump();
+}
+
+void runner_state::query_commit() {
+  commit_query_ = true;
+  auto batch = std::make_shared<std::vector<recorded_outcome>>(
+      std::move(awaiting_commit_));
+  awaiting_commit_.clear();
+  auto done = [this, batch] {
+    commit_query_ = false;
+    for (auto& x : *batch) {
+      --recording_;
+      outcome(x.seq, std::move(x.res), x.err);
+    }
+    if (!awaiting_commit_.empty())
+      query_commit();
+  };
+  self_
+      ->request(cfg_.pool, caf::infinite, pool::op_status_atom_v,
+                latest_outcome_)
+      .then([done](pool::operation_record&) { done(); },
+            [done](caf::error&) { done(); });
+}
+
+void runner_state::finished_earlier(uint64_t seq,
+                                    const pool::operation_record& rec) {
+  auto i = running_.find(seq);
+  if (i == running_.end())
+    return;
+  auto job = std::move(i->second.job);
+  if (i->second.operation)
+    seq_of_.erase(*i->second.operation);
+  running_.erase(i);
+  --started_jobs_;
+  ++skipped_;
+  std::optional<job_result> res;
+  if (rec.state == pool::operation_state::failed) {
+    // Still failed: the exit status covers the whole job list.
+    ++skipped_failed_;
+    res = result_of(rec.error);
+  } else {
+    res = result_in(rec.result);
+  }
+  if (!cfg_.options.replay)
+    res.reset();
+  out_->finished(job, std::move(res), false);
+  pump();
+  check_end();
+}
+
+void runner_state::report_foreign() {
+  // Outcomes of journaled operations that no job claimed: they ran
+  // (adopted) but belong to another input.
+  for (auto& kvp : unclaimed_) {
+    auto& ev = kvp.second;
+    std::optional<job_result> res;
+    if (ev.kind == pool::event_kind::completed) {
+      res = result_in(ev.result);
+    } else if (!pool::is(ev.error, pool::pool_errc::cancelled)) {
+      ++failed_;
+      res = result_of(ev.error);
+    }
+    ++foreign_;
+    if (res)
+      console::write_result(*res, "");
+  }
+  unclaimed_.clear();
+  if (foreign_ > 0)
+    console::message(std::to_string(foreign_) +
+                     " unfinished commands from the journal were not in "
+                     "this input; they ran too");
+}
+
+} // namespace poolrun

@@ -1,0 +1,220 @@
+// Option value parsers.
+#include "specs.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace poolrun {
+
+std::optional<uint64_t> parse_count(std::string_view text, uint64_t min,
+                                    uint64_t max) {
+  uint64_t result = 0;
+  auto last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), last, result);
+  if (text.empty() || ec != std::errc{} || ptr != last || result < min ||
+      result > max)
+    return std::nullopt;
+  return result;
+}
+
+namespace {
+
+/// A non-negative decimal number (digits, at most one '.') at the start of
+/// `text`; `used` gets its length.
+std::optional<double> leading_number(std::string_view text, size_t& used) {
+  used = 0;
+  bool dot = false;
+  while (used < text.size() &&
+         ((text[used] >= '0' && text[used] <= '9') ||
+          (text[used] == '.' && !dot))) {
+    dot = dot || text[used] == '.';
+    ++used;
+  }
+  if (used == 0 || (used == 1 && text[0] == '.'))
+    return std::nullopt;
+  return std::strtod(std::string{text.substr(0, used)}.c_str(), nullptr);
+}
+
+} // namespace
+
+std::optional<caf::timespan> parse_duration(std::string_view text) {
+  size_t used = 0;
+  auto number = leading_number(text, used);
+  if (!number)
+    return std::nullopt;
+  auto unit = text.substr(used);
+  double scale = 0; // nanoseconds per unit
+  if (unit.empty() || unit == "s")
+    scale = 1e9;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ns")
+    scale = 1;
+  else if (unit == "min" || unit == "m")
+    scale = 60e9;
+  else if (unit == "h")
+    scale = 3600e9;
+  else if (unit == "d")
+    scale = 86400e9;
+  else
+    return std::nullopt;
+  auto ns = *number * scale;
+  if (!(ns < 9e18))
+    return std::nullopt;
+  return caf::timespan{static_cast<int64_t>(std::llround(ns))};
+}
+
+std::optional<size_t> parse_size(std::string_view text) {
+  size_t used = 0;
+  auto number = leading_number(text, used);
+  if (!number)
+    return std::nullopt;
+  auto unit = text.substr(used);
+  double scale = 1;
+  if (unit.size() == 1) {
+    switch (unit[0]) {
+      case 'k':
+      case 'K':
+        scale = 1024.0;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1024.0 * 1024;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024.0 * 1024 * 1024;
+        break;
+      case 't':
+      case 'T':
+        scale = 1024.0 * 1024 * 1024 * 1024;
+        break;
+      default:
+        return std::nullopt;
+    }
+  } else if (!unit.empty()) {
+    return std::nullopt;
+  }
+  auto bytes = *number * scale;
+  if (bytes < 1 || bytes > 1e15)
+    return std::nullopt;
+  return static_cast<size_t>(bytes);
+}
+
+std::optional<jobs_spec> parse_jobs(std::string_view text) {
+  jobs_spec result;
+  if (text.empty())
+    return std::nullopt;
+  if (text.back() == '%') {
+    auto n = parse_count(text.substr(0, text.size() - 1), 1, 100000);
+    if (!n)
+      return std::nullopt;
+    result.type = jobs_spec::kind::percent;
+    result.value = static_cast<int64_t>(*n);
+    return result;
+  }
+  if (text[0] == '+' || text[0] == '-') {
+    auto n = parse_count(text.substr(1), 0, 100000);
+    if (!n)
+      return std::nullopt;
+    result.type =
+        text[0] == '+' ? jobs_spec::kind::plus : jobs_spec::kind::minus;
+    result.value = static_cast<int64_t>(*n);
+    return result;
+  }
+  auto n = parse_count(text, 0, 100000);
+  if (!n)
+    return std::nullopt;
+  result.type = *n == 0 ? jobs_spec::kind::unlimited : jobs_spec::kind::count;
+  result.value = static_cast<int64_t>(*n);
+  return result;
+}
+
+size_t jobs_spec::slots(size_t cores) const {
+  auto c = static_cast<int64_t>(cores);
+  int64_t n = 1;
+  switch (type) {
+    case kind::count:
+      n = value;
+      break;
+    case kind::percent:
+      n = c * value / 100;
+      break;
+    case kind::plus:
+      n = c + value;
+      break;
+    case kind::minus:
+      n = c - value;
+      break;
+    case kind::unlimited:
+      n = static_cast<int64_t>(unlimited_jobs);
+      break;
+  }
+  return static_cast<size_t>(std::max<int64_t>(n, 1));
+}
+
+std::optional<halt_spec> parse_halt(std::string_view text, std::string& why) {
+  std::string form{text};
+  if (form == "0")
+    form = "never";
+  else if (form == "1")
+    form = "soon,fail=1";
+  else if (form == "2")
+    form = "now,fail=1";
+  else if (form == "-1")
+    form = "soon,success=1";
+  else if (form == "-2")
+    form = "now,success=1";
+  else if (!form.empty() && form.back() == '%' &&
+           form.find_first_of(",=") == std::string::npos)
+    form = "soon,fail=" + form;
+  halt_spec result;
+  auto comma = form.find(',');
+  auto when = form.substr(0, comma);
+  if (when == "never")
+    result.on = halt_spec::when::never;
+  else if (when == "soon")
+    result.on = halt_spec::when::soon;
+  else if (when == "now")
+    result.on = halt_spec::when::now;
+  else {
+    why = "--halt must start with 'never', 'soon' or 'now'";
+    return std::nullopt;
+  }
+  if (result.on == halt_spec::when::never)
+    return comma == std::string::npos
+               ? std::optional<halt_spec>{result}
+               : (why = "--halt never takes nothing after it", std::nullopt);
+  auto rest = comma == std::string::npos ? std::string{}
+                                         : form.substr(comma + 1);
+  auto eq = rest.find('=');
+  auto cause = rest.substr(0, eq);
+  if (cause == "fail")
+    result.cause = halt_spec::why::fail;
+  else if (cause == "success")
+    result.cause = halt_spec::why::success;
+  else if (cause == "done")
+    result.cause = halt_spec::why::done;
+  else {
+    why = "--halt " + when + " must be followed by ,fail=, ,success= or ,done=";
+    return std::nullopt;
+  }
+  auto amount = eq == std::string::npos ? std::string{} : rest.substr(eq + 1);
+  result.percent = !amount.empty() && amount.back() == '%';
+  if (result.percent)
+    amount.pop_back();
+  auto n = parse_count(amount, result.percent ? 1 : 1,
+                       result.percent ? 100 : 1000000000);
+  if (!n) {
+    why = "--halt " + when + "," + cause +
+          " must be followed by =N or =N% (N at least 1)";
+    return std::nullopt;
+  }
+  result.value = static_cast<double>(*n);
+  return result;
+}
+
+} // namespace poolrun

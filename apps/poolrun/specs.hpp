@@ -1,0 +1,37 @@
+// Parsers for option values: durations, sizes, -j, --halt.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <caf/timespan.hpp>
+
+#include "options.hpp"
+
+namespace poolrun {
+
+/// Parses a duration such as `500ms`, `2s`, `1.5s`, `1min`, `1m`, `1h`,
+/// `1d`, `250us`; a plain number means seconds, as in GNU parallel.
+/// Nothing for malformed or negative input.
+std::optional<caf::timespan> parse_duration(std::string_view text);
+
+/// Parses a size such as `1M`, `512k`, `10` (bytes), with GNU parallel's
+/// binary multipliers k M G T (also lower-case m g t). Nothing for
+/// malformed input or zero.
+std::optional<size_t> parse_size(std::string_view text);
+
+/// Parses `-j`: `N`, `N%`, `+N`, `-N`, `0`.
+std::optional<jobs_spec> parse_jobs(std::string_view text);
+
+/// Parses `--halt`: `never`, `soon,fail=N`, `now,success=N%`, `done=`, and
+/// the old forms `0 1 2 -1 -2` and `N%`. On failure returns nothing and
+/// sets `why`.
+std::optional<halt_spec> parse_halt(std::string_view text, std::string& why);
+
+/// Parses a whole number in [min, max].
+std::optional<uint64_t> parse_count(std::string_view text, uint64_t min,
+                                    uint64_t max);
+
+} // namespace poolrun

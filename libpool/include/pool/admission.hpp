@@ -1,0 +1,124 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor_addr.hpp>
+#include <caf/fwd.hpp>
+#include <caf/message.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/timespan.hpp>
+
+#include "pool/operation_table.hpp"
+
+namespace pool {
+
+/// One submit on its way into the pool.
+struct submission {
+  caf::message payload;
+  caf::timespan delay{0};
+  /// `enqueue`: `promise` gets the operation id (for a durable store once
+  /// the operation is on disk) and the outcome goes to `sender` as a
+  /// message. `submit`: `promise` gets the outcome.
+  bool tracked = false;
+  caf::strong_actor_ptr sender;
+  caf::response_promise promise;
+  /// Unique key; empty for none.
+  std::string key;
+  operation_policy policy;
+  /// Counted in `submitted` already (it was parked or looked up first).
+  bool counted = false;
+};
+
+/// What happens to a submit now.
+enum class admission_verdict {
+  /// Accept it (or, with a key, look the key up first).
+  accept,
+  /// Keep it until there is room (`wait_when_full`).
+  park,
+  /// Refuse it: the queue is full and no more submits may wait.
+  reject,
+  /// Refuse it: the pool is draining.
+  closed,
+};
+
+/// Who gets in: the capacity of the queue, the submits parked until there
+/// is room (first in, first out: a new submit never overtakes a parked
+/// one), the unique submits waiting for a durable store's answer about
+/// their key (they count against the capacity), and the drain state (no
+/// new submits). Plain value.
+class admission {
+public:
+  /// `capacity`: most operations waiting for a worker (none: unbounded);
+  /// `max_parked`: most submits kept while full.
+  admission(std::optional<size_t> capacity, size_t max_parked);
+
+  /// Decides on a new submit, given the operations now waiting.
+  admission_verdict check(size_t waiting) const;
+
+  /// Whether another operation fits, given the operations now waiting.
+  bool has_room(size_t waiting) const;
+
+  /// Keeps a submit until there is room.
+  void park(submission sub);
+
+  /// The oldest parked submit, if one fits now.
+  std::optional<submission> unpark(size_t waiting);
+
+  /// Every parked submit, oldest first (they leave the pool).
+  std::deque<submission> take_parked();
+
+  size_t parked() const noexcept {
+    return parked_.size();
+  }
+
+  // -- unique keys waiting for the store
+  // ---------------------------------------
+
+  /// Whether `key` is being looked up; if so, `sub` waits with it.
+  bool join_lookup(submission& sub);
+
+  /// Starts a lookup of `sub.key`.
+  void start_lookup(submission sub);
+
+  /// The submits that waited for `key`, oldest first.
+  std::vector<submission> end_lookup(const std::string& key);
+
+  /// Every submit waiting for a lookup (they leave the pool).
+  std::vector<submission> take_lookups();
+
+  /// Submits waiting for a lookup.
+  size_t looking_up() const noexcept {
+    return looking_up_;
+  }
+
+  // -- draining
+  // ----------------------------------------------------------------
+
+  void close() noexcept {
+    closed_ = true;
+  }
+
+  bool closed() const noexcept {
+    return closed_;
+  }
+
+  std::optional<size_t> capacity() const noexcept {
+    return capacity_;
+  }
+
+private:
+  std::optional<size_t> capacity_;
+  size_t max_parked_;
+  std::deque<submission> parked_;
+  std::unordered_map<std::string, std::vector<submission>> lookups_;
+  size_t looking_up_ = 0;
+  bool closed_ = false;
+};
+
+} // namespace pool

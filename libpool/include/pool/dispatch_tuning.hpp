@@ -1,0 +1,50 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+#include <caf/timespan.hpp>
+
+namespace pool {
+
+/// The speed mechanisms of the dispatcher, as one value (docs/design.md,
+/// "Dispatch"). Each applies to the pool's own workers only; joined workers
+/// always get the pattern's plain pull. Every field can be switched off on
+/// its own (the ablation benchmark measures each).
+struct dispatch_tuning {
+  /// Ask the queue on a sleeping worker's behalf instead of waking it to
+  /// ask (saves a round trip to the worker).
+  bool ask_for_sleepers = true;
+  /// Hand a submit straight to a sleeping worker when nothing else is due
+  /// (non-durable stores).
+  bool direct_handout = true;
+  /// Answer `go_sleep` without asking the queue when it holds nothing due
+  /// (non-durable stores).
+  bool sleep_without_queue = true;
+  /// While every worker is busy, take due entries out ahead of time so that
+  /// a worker that reports gets its next one at once.
+  bool prefetch = true;
+  /// Hand the next entry ahead to busy workers (needs `prefetch`).
+  bool hand_ahead = true;
+  /// Most jobs in one `work_to_do`; 1: no batches.
+  size_t max_batch = 16;
+  /// How long the jobs of one batch may take together.
+  caf::timespan batch_time = std::chrono::microseconds(100);
+  /// While an add due now is on its way, keep further entries due now and
+  /// send them in one `add_work` (only with `max_batch` above 1).
+  bool group_adds = true;
+
+  /// All four short cuts at once (`pool_options::short_cuts`).
+  dispatch_tuning& short_cuts(bool on) noexcept {
+    ask_for_sleepers = direct_handout = sleep_without_queue = prefetch = on;
+    return *this;
+  }
+
+  /// Whether any short cut is on.
+  bool any_short_cut() const noexcept {
+    return ask_for_sleepers || direct_handout || sleep_without_queue ||
+           prefetch;
+  }
+};
+
+} // namespace pool

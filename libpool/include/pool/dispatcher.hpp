@@ -1,0 +1,197 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include <caf/actor_clock.hpp>
+#include <caf/timespan.hpp>
+
+#include "pool/dispatch_tuning.hpp"
+#include "pool/monitors.hpp"
+#include "pool/operation_table.hpp"
+#include "pool/queue_link.hpp"
+#include "pool/shepherd_effects.hpp"
+#include "pool/stats.hpp"
+#include "pool/work_record.hpp"
+#include "pool/worker_roster.hpp"
+
+namespace pool {
+
+/// What the dispatcher asks of the shepherd.
+class dispatch_host {
+public:
+  virtual ~dispatch_host();
+
+  /// The operation's caller terminated (`skip_orphaned`): fail it as
+  /// cancelled instead of starting it.
+  virtual void orphaned(uint64_t id) = 0;
+
+  /// Operations left the waiting state (a worker holds them now): parked
+  /// submits may fit.
+  virtual void room_changed() = 0;
+
+  /// A joined worker was woken: it must ask for work in time.
+  virtual void woke_joined(worker_ref worker) = 0;
+};
+
+/// How work reaches workers: the pattern's plain pull (wake a sleeper, it
+/// asks, the queue answers, it gets `work_to_do`), and, for the pool's own
+/// workers, the speed mechanisms of `dispatch_tuning` (asking the queue for
+/// a sleeper, handing a submit straight to a sleeper, answering `go_sleep`
+/// without the queue, taking due entries out ahead, batches, hand-ahead;
+/// docs/design.md). Joined workers always get plain pull. Plain value over
+/// the other units.
+class dispatcher {
+public:
+  using time_point = caf::actor_clock::time_point;
+
+  /// Most entries taken out ahead of time.
+  static constexpr size_t max_ready = 64;
+
+  /// Most busy workers one entry is handed ahead to.
+  static constexpr size_t max_ahead_takers = 4;
+
+  dispatcher(dispatch_tuning tuning, std::optional<caf::timespan> timeout,
+             bool durable, worker_roster& roster, operation_table& table,
+             queue_link& link, monitors& mon, shepherd_effects& fx,
+             dispatch_host& host);
+
+  const dispatch_tuning& tuning() const noexcept {
+    return tuning_;
+  }
+
+  // -- events -----------------------------------------------------------------
+
+  /// The queue's counts arrived: wakes as many sleepers as there is due
+  /// work nobody is about to take (most recently slept first), arms the due
+  /// timer, takes entries out ahead.
+  void on_counts(const queue_counts& counts);
+
+  /// A just accepted operation: hands it straight to a sleeping local
+  /// worker when nothing else is due. Returns false if it did not.
+  bool hand_out_directly(uint64_t id, operation& op);
+
+  /// The worker asks for work (it is waiting now).
+  void want_work(worker_ref worker);
+
+  /// Entries the queue handed out for `ask`.
+  void on_work(const exchange::get& ask, std::vector<work_record> records);
+
+  /// The queue had nothing due for `ask`; the next is due in `wait`.
+  void on_no_work(const exchange::get& ask, caf::timespan wait);
+
+  /// The due timer fired.
+  void on_due_timer();
+
+  /// The worker reported its first held attempt: the next one of its batch
+  /// starts now (its timer too).
+  void next_in_batch(worker_ref worker, worker_slot& slot);
+
+  /// Records the processing time of `jobs` jobs that took `elapsed`
+  /// together (stats and batch sizing).
+  void note_processing(caf::timespan elapsed, size_t jobs);
+
+  // -- hand-ahead -------------------------------------------------------------
+
+  /// Whether the worker was handed the entry now ahead and may take or took
+  /// it.
+  bool may_take_ahead(worker_ref worker) const;
+
+  /// The worker asks for work: settles the offer (withdrawn unless it took
+  /// it); if it took it, it holds that attempt from now on and this returns
+  /// true.
+  bool took_ahead(worker_ref worker);
+
+  // -- lifecycle hooks --------------------------------------------------------
+
+  /// The operation ended: it leaves the buffer and any offer.
+  void operation_ended(uint64_t id);
+
+  /// The worker stops: if it took the entry handed ahead, returns that
+  /// attempt (it was running it); an open offer goes back to the queue.
+  std::optional<attempt_id> worker_gone(worker_ref worker);
+
+  /// The queue was respawned: entries it was asked for are gone with it.
+  void queue_restarted();
+
+  // -- figures ----------------------------------------------------------------
+
+  /// Due entries no worker holds, as the shepherd knows them: those the
+  /// queue reported available minus those it handed out since, plus those
+  /// taken out ahead.
+  uint64_t available() const noexcept {
+    return queue_available_ + ready_.size() + (ahead_ ? 1 : 0);
+  }
+
+  /// Puts `id` back into the queue, due at `due` (unstarted, or a retry).
+  void requeue(const attempt_id& id, time_point due);
+
+private:
+  using record_batch = std::vector<work_record>;
+
+  bool own(const worker_slot& slot) const noexcept {
+    return !slot.joined;
+  }
+
+  /// Whether the queue is known to hold nothing due.
+  bool nothing_due() const;
+
+  size_t batch_size(bool joined) const;
+
+  void find_work(worker_ref worker);
+
+  void request_work(worker_ref worker, size_t n);
+
+  void dispatch(worker_ref worker, record_batch batch);
+
+  void put_to_sleep(worker_ref worker, caf::timespan wait);
+
+  void arm_due(caf::timespan wait);
+
+  record_batch take_ready(size_t n);
+
+  void serve_askers();
+
+  void prefetch();
+
+  void hand_ahead();
+
+  std::optional<work_record> withdraw_ahead();
+
+  void start_timer(const attempt_id& id, worker_ref worker);
+
+  dispatch_tuning tuning_;
+  std::optional<caf::timespan> timeout_;
+  bool durable_;
+  worker_roster& roster_;
+  operation_table& table_;
+  queue_link& link_;
+  monitors& mon_;
+  shepherd_effects& fx_;
+  dispatch_host& host_;
+  /// Due entries in the queue, as of its last counts, minus those it handed
+  /// out since.
+  uint64_t queue_available_ = 0;
+  /// Due entries taken out ahead, oldest first.
+  std::deque<work_record> ready_;
+  /// Entries asked for by pending prefetches.
+  size_t prefetching_ = 0;
+  /// Waiting workers served by the next prefetches, in order.
+  std::deque<worker_ref> askers_;
+  /// The entry handed ahead and the workers it was sent to.
+  struct ahead_offer {
+    attempt_id id;
+    claim_ticket ticket;
+    std::vector<worker_ref> to;
+  };
+  std::optional<ahead_offer> ahead_;
+  /// Average processing time per job in ns (moving average); negative
+  /// until the first report.
+  double job_ns_ = -1;
+  timer_slot due_timer_;
+};
+
+} // namespace pool

@@ -1,0 +1,273 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor_addr.hpp>
+#include <caf/actor_clock.hpp>
+#include <caf/fwd.hpp>
+#include <caf/message.hpp>
+#include <caf/message_id.hpp>
+#include <caf/response_promise.hpp>
+
+#include "pool/work_record.hpp"
+#include "pool/worker_roster.hpp"
+
+namespace pool {
+
+/// Whom an operation's outcome goes to: a request's sender and its id (the
+/// outcome is the response to that request). Two words, kept per queued
+/// operation; a request that came through forwarding stages keeps its
+/// whole promise in the extras instead.
+struct reply_to {
+  caf::strong_actor_ptr source;
+  caf::message_id id;
+
+  explicit operator bool() const noexcept {
+    return static_cast<bool>(source);
+  }
+};
+
+/// Per-operation settings that override the pool's (carried with the
+/// operation; a zero field means "the pool's").
+struct operation_policy {
+  /// Attempts in total; 0 = the pool's `max_attempts`.
+  uint32_t max_attempts = 0;
+};
+
+/// Where an accepted operation stands.
+enum class operation_phase : uint8_t {
+  /// Waiting for a worker: in the queue (due or delayed), taken out ahead,
+  /// or about to be added.
+  queued,
+  /// Handed ahead to busy workers; still waiting until one takes it.
+  offered,
+  /// Held by a worker (running, or later in the worker's batch).
+  held,
+};
+
+/// One accepted operation, from submit until its caller got an outcome.
+struct operation {
+  using time_point = caf::actor_clock::time_point;
+  /// The input, kept for retries.
+  caf::message payload;
+  /// `submit`: the request answered with the outcome. `enqueue`
+  /// (`tracked`): `caller.source` is sent `op_done` / `op_failed`. Empty for
+  /// an operation adopted from a store.
+  reply_to caller;
+  bool tracked = false;
+  operation_phase phase = operation_phase::queued;
+  /// The worker holding the current attempt while `held`.
+  worker_ref holder;
+  /// The attempt the shepherd currently waits for; replies for any other
+  /// attempt are stale.
+  uint32_t attempt = 1;
+  operation_policy policy;
+  time_point submitted_at;
+  /// While waiting: when the current attempt is due. While held: when it
+  /// was dispatched.
+  time_point stamp;
+
+private:
+  friend class operation_table;
+  /// Counted in `available` (due), rather than in the delayed heap.
+  bool due_counted_ = false;
+  /// Version of the current wait, for the delayed heap's lazy deletion.
+  uint32_t wait_seq_ = 0;
+  /// Waits again after a worker held it (a retry, or put back unstarted).
+  bool returned_ = false;
+};
+
+/// What only some operations carry.
+struct operation_extras {
+  std::vector<attempt_failure> history;
+  /// Unique key (`enq_unique`); empty for none.
+  std::string key;
+  /// The calling actor, watched only with `skip_orphaned`.
+  caf::actor_addr caller;
+  bool watched = false;
+  /// The promise of a request that came through forwarding stages.
+  caf::response_promise forwarded;
+};
+
+/// Every accepted operation of one pool: ids, the one staleness check
+/// (`current`), the holders, the counts by phase (available and delayed by
+/// due time, held), attempt histories, unique keys and the callers watched
+/// for orphans. Plain value; not thread-safe.
+class operation_table {
+public:
+  using time_point = caf::actor_clock::time_point;
+
+  /// Accepts `op` (waiting, due at `op.stamp`) under a new id.
+  uint64_t add(operation op, time_point now);
+
+  /// Accepts `op` under `id` (an operation adopted from a durable store);
+  /// later ids follow the highest seen.
+  void adopt(uint64_t id, operation op, time_point now);
+
+  /// The next id `add` would give.
+  uint64_t next_id() const noexcept {
+    return next_id_;
+  }
+
+  void skip_ids_to(uint64_t next) noexcept {
+    next_id_ = std::max(next_id_, next);
+  }
+
+  operation* find(uint64_t id);
+
+  /// The operation if `id` names its current attempt; null if the
+  /// operation ended or moved on (a reply for `id` is stale).
+  operation* current(const attempt_id& id);
+
+  /// The operation waits again (for a retry, or put back unstarted), due at
+  /// `due`, as attempt `attempt`.
+  void wait(uint64_t id, uint32_t attempt, time_point due, time_point now);
+
+  /// The operation was handed ahead (still waiting).
+  void offer(uint64_t id);
+
+  /// The operation waits again after an offer that was withdrawn.
+  void withdraw(uint64_t id);
+
+  /// A worker holds the operation's current attempt from `now` on.
+  void hold(uint64_t id, worker_ref worker, time_point now);
+
+  /// Removes the operation; returns it with its extras.
+  struct ended {
+    uint64_t id = 0;
+    operation op;
+    operation_extras extras;
+  };
+  ended end(uint64_t id);
+
+  // -- counts -----------------------------------------------------------------
+
+  size_t size() const noexcept {
+    return ops_.size();
+  }
+
+  /// Operations held by workers.
+  size_t held() const noexcept {
+    return held_;
+  }
+
+  /// Operations waiting for a worker (due or delayed).
+  size_t waiting() const noexcept {
+    return ops_.size() - held_;
+  }
+
+  /// Of those, the ones waiting again after a worker held them (retries,
+  /// attempts put back unstarted): admitted before, never refused.
+  size_t returned() const noexcept {
+    return returned_;
+  }
+
+  /// Waiting operations due at `now`.
+  size_t available(time_point now);
+
+  /// Waiting operations not yet due at `now`.
+  size_t delayed(time_point now) {
+    return waiting() - available(now);
+  }
+
+  bool empty() const noexcept {
+    return ops_.empty();
+  }
+
+  template <class F>
+  void for_each(F f) {
+    for (auto& kvp : ops_)
+      f(kvp.first, kvp.second);
+  }
+
+  /// The ids of every operation.
+  std::vector<uint64_t> ids() const;
+
+  // -- extras -----------------------------------------------------------------
+
+  /// The extras of an operation, made on first use.
+  operation_extras& extras_of(uint64_t id) {
+    return extras_[id];
+  }
+
+  /// The extras of an operation, if it has any.
+  operation_extras* find_extras(uint64_t id) {
+    if (extras_.empty()) // the usual case: no hashing on the hot path
+      return nullptr;
+    auto i = extras_.find(id);
+    return i != extras_.end() ? &i->second : nullptr;
+  }
+
+  /// The pending operation with unique key `key`, or 0.
+  uint64_t find_key(const std::string& key) const;
+
+  /// Gives the operation a unique key.
+  void set_key(uint64_t id, std::string key);
+
+  // -- callers watched for orphans --------------------------------------------
+
+  /// Watches `caller` for `id`; returns true if it was not watched before
+  /// (then the shepherd monitors it).
+  bool watch(uint64_t id, const caf::actor_addr& caller);
+
+  /// Notes that `caller` terminated.
+  void caller_down(const caf::actor_addr& caller);
+
+  /// Whether the operation's watched caller terminated.
+  bool orphaned(uint64_t id);
+
+  /// Live callers that no pending operation is watched for any more (their
+  /// last one ended): the shepherd may stop monitoring them. Cleared by the
+  /// call.
+  std::vector<caf::actor_addr> unwatched();
+
+private:
+  void unwatch(const caf::actor_addr& caller);
+
+  struct delayed_entry {
+    time_point due;
+    uint64_t id;
+    uint32_t seq;
+  };
+
+  struct later {
+    bool operator()(const delayed_entry& x,
+                    const delayed_entry& y) const noexcept {
+      return x.due > y.due;
+    }
+  };
+
+  /// Counts the operation as waiting, due at `stamp`.
+  void enter_wait(uint64_t id, operation& op, time_point now);
+
+  /// Stops counting the operation as waiting.
+  void leave_wait(operation& op);
+
+  /// Drops stale entries from the delayed heap.
+  void compact();
+
+  std::unordered_map<uint64_t, operation> ops_;
+  std::unordered_map<uint64_t, operation_extras> extras_;
+  std::unordered_map<std::string, uint64_t> keys_;
+  struct caller_watch {
+    size_t pending = 0;
+    bool down = false;
+    caf::actor_addr addr;
+  };
+  /// By the caller's control block (its address may be empty in tests).
+  std::unordered_map<const void*, caller_watch> callers_;
+  std::vector<caf::actor_addr> unwatched_;
+  /// Delayed waiting operations by due time (lazily deleted).
+  std::vector<delayed_entry> delayed_;
+  size_t due_ = 0;
+  size_t held_ = 0;
+  size_t returned_ = 0;
+  uint64_t next_id_ = 1;
+};
+
+} // namespace pool

@@ -1,0 +1,273 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/error.hpp>
+#include <caf/message.hpp>
+#include <caf/response_promise.hpp>
+
+#include "pool/admission.hpp"
+#include "pool/dispatcher.hpp"
+#include "pool/errors.hpp"
+#include "pool/monitors.hpp"
+#include "pool/operation_record.hpp"
+#include "pool/operation_table.hpp"
+#include "pool/options.hpp"
+#include "pool/queue_link.hpp"
+#include "pool/shepherd_effects.hpp"
+#include "pool/stats.hpp"
+#include "pool/supervision.hpp"
+#include "pool/work_store.hpp"
+#include "pool/worker_roster.hpp"
+
+namespace pool {
+
+/// The shepherd's state and decisions, without an actor: the thin shepherd
+/// actor turns each message into one call here, and every effect (a send, a
+/// spawn, a timer, an answer) goes out through `shepherd_effects`, as CAF's
+/// `basp::instance` sits behind its `basp_broker`. Owns the units (roster,
+/// operation table, queue link, admission, supervision, monitors,
+/// dispatcher) and fans their lifecycle hooks out: an operation accepted or
+/// ended, a worker gone. docs/design.md walks through it. Not thread-safe;
+/// called from the shepherd's handlers only.
+class shepherd_core final : private dispatch_host {
+public:
+  using time_point = caf::actor_clock::time_point;
+
+  /// `durable`: the store keeps outcomes (they are recorded through the
+  /// queue) and counts may lag commits.
+  shepherd_core(pool_options opts, bool durable, shepherd_effects& fx);
+
+  ~shepherd_core() override;
+
+  /// Adopts what a durable store holds from an earlier run. Call before the
+  /// queue actor touches the store.
+  void adopt(work_store& store);
+
+  /// Spawns the workers (the queue actor exists by now).
+  void start();
+
+  // -- callers ----------------------------------------------------------------
+
+  /// A submit (its promise made for the request): accepted, parked, looked
+  /// up by key, or refused; every path answers the promise exactly once.
+  void submit(submission sub);
+
+  /// The pool's figures now (answered by the shepherd itself).
+  pool_stats stats();
+
+  /// `(op_status, id)`: the record, from memory while pending, else (durable
+  /// stores) through the queue.
+  void op_status(uint64_t id, caf::response_promise promise);
+
+  caf::error cancel(uint64_t id);
+
+  /// Grows or shrinks the pool; the answer (or the error) goes out once it
+  /// has that size.
+  void resize(uint64_t n, caf::response_promise promise);
+
+  /// Stops accepting; answers (and stops the shepherd) once nothing is
+  /// pending; with a deadline, fails what is left when it passes.
+  void drain(std::optional<caf::timespan> deadline,
+             caf::response_promise promise);
+
+  /// Adds an actor speaking the worker protocol.
+  caf::error join(worker_handle worker);
+
+  // -- workers ----------------------------------------------------------------
+
+  void give_work(const void* key);
+
+  void status(const void* key, const attempt_id& id, caf::message* result,
+              caf::error* failure);
+
+  void status(const void* key, std::vector<attempt_outcome>& outcomes);
+
+  /// A cooperative worker of this pool says its job ran `ran`, over the
+  /// slow-job threshold. From anyone else it counts as stale.
+  void slow_job(const void* key, caf::timespan ran);
+
+  /// A monitored actor terminated: a worker (replaced if local), a watched
+  /// caller. Returns true if it was one of them.
+  bool down(const caf::actor_addr& who, const void* key,
+            const caf::error& reason);
+
+  // -- the queue --------------------------------------------------------------
+
+  void on_counts(const queue_counts& counts);
+
+  void on_work(std::vector<work_record> records);
+
+  void on_no_work(caf::timespan wait);
+
+  void on_key_found(uint64_t found);
+
+  void on_record(operation_record& rec);
+
+  void on_queue_error(caf::error& err);
+
+  /// The queue actor died: returns false if restarts exceed the intensity
+  /// (the shepherd quits); else the caller spawned a new one, and what was
+  /// pending is sent again.
+  bool queue_lost(const caf::error& reason);
+
+  /// The new queue actor is there: what was pending goes to it again.
+  void queue_restarted();
+
+  // -- time -------------------------------------------------------------------
+
+  void timer(const timer_event& ev);
+
+  // -- lifetime ---------------------------------------------------------------
+
+  /// The shepherd terminates with `reason`: every pending caller is told
+  /// once; the pool's own workers are stopped.
+  void terminate(const caf::error& reason);
+
+  /// Whether a caller waits for a response (the shepherd stays alive).
+  bool promised() const noexcept {
+    return promised_ > 0;
+  }
+
+  /// Why the core made the shepherd quit, if it did.
+  const caf::error& quit_reason() const noexcept {
+    return quit_reason_;
+  }
+
+  // -- units, for tests and the actor -----------------------------------------
+
+  const worker_roster& roster() const noexcept {
+    return roster_;
+  }
+
+  operation_table& table() noexcept {
+    return table_;
+  }
+
+  const pool_options& options() const noexcept {
+    return opts_;
+  }
+
+private:
+  // -- dispatch_host ----------------------------------------------------------
+
+  void orphaned(uint64_t id) override;
+
+  void room_changed() override;
+
+  void woke_joined(worker_ref worker) override;
+
+  // -- intake (shepherd_core_intake.cpp) --------------------------------------
+
+  void refuse(submission& sub, caf::error err);
+
+  void answer_id(submission& sub, uint64_t id);
+
+  uint64_t accept(submission sub);
+
+  void submit_unique(submission sub);
+
+  void admit_parked();
+
+  // -- workers (shepherd_core_workers.cpp) ------------------------------------
+
+  worker_ref add_worker(worker_handle who, bool joined);
+
+  bool replace_worker(bool counts_as_restart, const caf::error& cause);
+
+  /// Sets the size and starts resizing (no promise).
+  caf::error grow_or_shrink(uint64_t n);
+
+  void resize_step();
+
+  void check_resized();
+
+  void retire(worker_ref worker);
+
+  void done_holding(worker_ref worker, worker_slot& slot);
+
+  void worker_lost(worker_ref worker, caf::error reason,
+                   bool counts_as_restart);
+
+  void on_attempt_timeout(const attempt_id& id, worker_ref worker);
+
+  /// A joined worker is waiting: drop it if it stays silent.
+  void arm_probe(worker_ref worker);
+
+  void probe_joined(worker_ref worker);
+
+  /// Restarts exceeded the intensity: the shepherd quits.
+  void give_up(const caf::error& last_cause);
+
+  // -- outcomes (shepherd_core_outcomes.cpp) ----------------------------------
+
+  void return_unstarted(const std::vector<attempt_id>& held, size_t from);
+
+  void fail_held(const std::vector<attempt_id>& held, caf::error reason);
+
+  void outcome(const attempt_id& id, caf::message* result, caf::error* failure,
+               caf::timespan processing);
+
+  void attempt_failed(const attempt_id& id, caf::error reason);
+
+  void complete(uint64_t id, caf::message result);
+
+  void fail(uint64_t id, caf::error err);
+
+  /// Delivers an outcome and forgets the operation; fans the end out.
+  void settle(uint64_t id, caf::message outcome, bool done);
+
+  /// Forgets an operation without telling anyone (its caller was told).
+  void forget(uint64_t id);
+
+  /// Each unit cleans up after an operation that ended.
+  void ended_hooks(const operation_table::ended& ended);
+
+  void record(caf::message sent, bool outcome);
+
+  void check_drained();
+
+  void on_drain_deadline();
+
+  // -- helpers ----------------------------------------------------------------
+
+  time_point now() const {
+    return fx_.now();
+  }
+
+  bool draining() const noexcept {
+    return adm_.closed();
+  }
+
+  void note_available();
+
+  void note_waiting();
+
+  pool_options opts_;
+  bool durable_;
+  shepherd_effects& fx_;
+  worker_roster roster_;
+  operation_table table_;
+  queue_link link_;
+  admission adm_;
+  supervision sup_;
+  monitors mon_;
+  dispatcher disp_;
+  /// Pending operations whose caller waits for a response.
+  size_t promised_ = 0;
+  std::vector<caf::response_promise> resize_promises_;
+  std::vector<caf::response_promise> drain_promises_;
+  /// Workers replaced after a timeout that have not terminated yet.
+  std::unordered_map<const void*, caf::actor> abandoned_;
+  caf::error quit_reason_;
+  /// Parked submits are being admitted (no reentry).
+  bool admitting_ = false;
+};
+
+} // namespace pool

@@ -1,0 +1,448 @@
+#include "pool/dispatcher.hpp"
+
+#include <algorithm>
+
+#include <caf/make_message.hpp>
+
+#include "pool/type_ids.hpp"
+
+namespace pool {
+
+namespace {
+
+constexpr auto no_deadline = caf::timespan::max();
+
+} // namespace
+
+dispatch_host::~dispatch_host() = default;
+
+dispatcher::dispatcher(dispatch_tuning tuning,
+                       std::optional<caf::timespan> timeout, bool durable,
+                       worker_roster& roster, operation_table& table,
+                       queue_link& link, monitors& mon, shepherd_effects& fx,
+                       dispatch_host& host)
+    : tuning_(tuning), timeout_(timeout), durable_(durable), roster_(roster),
+      table_(table), link_(link), mon_(mon), fx_(fx), host_(host) {
+  if (!tuning_.prefetch)
+    tuning_.hand_ahead = false; // (hands out entries taken out ahead)
+  link_.group_adds(tuning_.group_adds && tuning_.max_batch > 1);
+}
+
+// -- events -------------------------------------------------------------------
+
+void dispatcher::on_counts(const queue_counts& counts) {
+  queue_available_ = counts.available;
+  auto waiting = roster_.waiting();
+  auto unclaimed = available() > waiting ? available() - waiting : uint64_t{0};
+  auto n = std::min<uint64_t>(unclaimed, roster_.sleeping());
+  auto now = fx_.now();
+  for (uint64_t i = 0; i < n; ++i) {
+    auto worker = roster_.top_sleeper();
+    auto& slot = *roster_.get(worker);
+    roster_.set_phase(worker, worker_phase::waiting, now);
+    if (own(slot) && tuning_.ask_for_sleepers) {
+      // Ask the queue on the sleeper's behalf instead of waking it to ask
+      // (a dedicated worker's thread is then woken only for work).
+      slot.unaware = true;
+      slot.asking = true;
+      find_work(worker);
+    } else {
+      fx_.to_worker(slot, caf::make_message(wake_up_atom_v));
+      if (slot.joined)
+        host_.woke_joined(worker);
+    }
+  }
+  if (counts.next_due_in != no_deadline)
+    arm_due(counts.next_due_in);
+  prefetch();
+}
+
+bool dispatcher::hand_out_directly(uint64_t id, operation& op) {
+  // Only when nothing is due or on its way into the queue (the new entry
+  // would come out first anyway) and a local worker sleeps.
+  if (!tuning_.direct_handout || !nothing_due())
+    return false;
+  auto worker = roster_.top_sleeper();
+  auto slot = roster_.get(worker);
+  if (slot == nullptr || !own(*slot))
+    return false;
+  roster_.set_phase(worker, worker_phase::waiting, fx_.now());
+  slot->asking = true;
+  ++mon_.counters().direct_handouts;
+  record_batch batch;
+  batch.push_back(work_record{attempt_id{id, op.attempt}, op.payload});
+  dispatch(worker, std::move(batch));
+  return true;
+}
+
+void dispatcher::want_work(worker_ref worker) {
+  auto slot = roster_.get(worker);
+  roster_.set_phase(worker, worker_phase::waiting, fx_.now());
+  slot->asking = true;
+  find_work(worker);
+}
+
+void dispatcher::on_work(const exchange::get& ask,
+                         std::vector<work_record> records) {
+  // The queue handed these out: they left it.
+  queue_available_ -= std::min<uint64_t>(queue_available_, records.size());
+  if (!ask.worker) {
+    prefetching_ -= ask.wanted;
+    for (auto& record : records)
+      ready_.push_back(std::move(record));
+    serve_askers();
+    hand_ahead();
+    return;
+  }
+  dispatch(ask.worker, std::move(records));
+}
+
+void dispatcher::on_no_work(const exchange::get& ask, caf::timespan wait) {
+  queue_available_ = 0;
+  if (ask.worker) {
+    put_to_sleep(ask.worker, wait);
+    return;
+  }
+  // A prefetch found the queue without due entries.
+  prefetching_ -= ask.wanted;
+  if (wait != no_deadline)
+    arm_due(wait);
+  serve_askers();
+}
+
+void dispatcher::on_due_timer() {
+  due_timer_.fired(fx_.now());
+  link_.send(exchange::count{});
+}
+
+void dispatcher::next_in_batch(worker_ref worker, worker_slot& slot) {
+  auto now = fx_.now();
+  if (auto op = table_.current(slot.held.front());
+      op != nullptr && op->phase == operation_phase::held)
+    op->stamp = now;
+  start_timer(slot.held.front(), worker);
+}
+
+void dispatcher::note_processing(caf::timespan elapsed, size_t jobs) {
+  auto per_job = static_cast<double>(elapsed.count()) /
+                 static_cast<double>(std::max<size_t>(jobs, 1));
+  // A moving average over roughly the last eight reports.
+  job_ns_ = job_ns_ < 0 ? per_job : job_ns_ + (per_job - job_ns_) / 8;
+}
+
+void dispatcher::requeue(const attempt_id& id, time_point due) {
+  table_.wait(id.operation, id.attempt, due, fx_.now());
+  link_.add(exchange::add{id, due, {}, std::nullopt, false}, fx_.now());
+}
+
+// -- decisions ----------------------------------------------------------------
+
+bool dispatcher::nothing_due() const {
+  // (A durable queue recounts when it commits, so its counts may lag
+  // entries it has already handed out: ask it.)
+  return !durable_ && available() == 0 && !link_.adding();
+}
+
+size_t dispatcher::batch_size(bool joined) const {
+  auto most = tuning_.max_batch;
+  auto workers = roster_.size();
+  auto avail = available();
+  if (most <= 1 || joined || avail <= workers || job_ns_ < 0)
+    return 1;
+  auto budget = static_cast<double>(tuning_.batch_time.count());
+  auto by_time = job_ns_ > 0 ? budget / job_ns_ : static_cast<double>(most);
+  auto fair = (avail + workers - 1) / workers;
+  auto n = std::min<double>(
+      {static_cast<double>(most), by_time, static_cast<double>(fair)});
+  return n >= 2 ? static_cast<size_t>(n) : size_t{1};
+}
+
+void dispatcher::find_work(worker_ref worker) {
+  auto slot = roster_.get(worker);
+  if (slot == nullptr)
+    return; // It left meanwhile.
+  if (auto back = withdraw_ahead()) {
+    // Handed ahead to workers still busy: older than anything ready.
+    record_batch batch;
+    batch.push_back(std::move(*back));
+    dispatch(worker, std::move(batch));
+    return;
+  }
+  auto n = batch_size(!own(*slot));
+  if (!ready_.empty()) {
+    dispatch(worker, take_ready(n));
+    return;
+  }
+  if (askers_.size() < prefetching_) {
+    askers_.push_back(worker);
+    return;
+  }
+  if (own(*slot) && tuning_.sleep_without_queue && nothing_due()) {
+    // The queue would answer no_work: no trip to it (the due timer, armed
+    // from the queue's counts, wakes workers for delayed entries).
+    put_to_sleep(worker, no_deadline);
+    return;
+  }
+  request_work(worker, n);
+}
+
+void dispatcher::request_work(worker_ref worker, size_t n) {
+  link_.send(exchange::get{worker, static_cast<uint32_t>(n)});
+}
+
+void dispatcher::dispatch(worker_ref worker, record_batch batch) {
+  auto slot = roster_.get(worker);
+  if (slot != nullptr)
+    slot->asking = false;
+  auto now = fx_.now();
+  // Whether the worker still waits; if it left meanwhile, the entries go
+  // back, due now.
+  auto taker = slot != nullptr && slot->phase == worker_phase::waiting;
+  size_t kept = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto& record = batch[i];
+    auto op = table_.current(record.id);
+    if (op == nullptr || op->phase != operation_phase::queued)
+      continue; // Ended, moved on, or held already: this entry is obsolete.
+    if (!taker) {
+      requeue(record.id, now);
+      continue;
+    }
+    if (table_.orphaned(record.id.operation)) {
+      host_.orphaned(record.id.operation);
+      continue;
+    }
+    mon_.queue_wait().record(now - op->stamp);
+    table_.hold(record.id.operation, worker, now);
+    if (kept != i)
+      batch[kept] = std::move(record);
+    ++kept;
+  }
+  batch.resize(kept);
+  if (batch.empty()) {
+    if (taker) {
+      slot->asking = true;
+      find_work(worker);
+    }
+    return;
+  }
+  slot->unaware = false;
+  slot->started = now;
+  slot->held.clear();
+  slot->held.reserve(batch.size());
+  for (auto& record : batch)
+    slot->held.push_back(record.id);
+  roster_.set_phase(worker, worker_phase::working, now);
+  start_timer(batch.front().id, worker);
+  if (batch.size() == 1) {
+    fx_.to_worker(
+        *slot, caf::make_message(work_to_do_atom_v, std::move(batch.front())));
+  } else {
+    ++mon_.counters().batches;
+    mon_.counters().batched += batch.size();
+    // With a timeout, each attempt reports as it finishes (its timer starts
+    // when the one before it reported); else the batch reports once.
+    fx_.to_worker(*slot, caf::make_message(work_to_do_atom_v, std::move(batch),
+                                           timeout_.has_value()));
+  }
+  host_.room_changed();
+  hand_ahead();
+  prefetch();
+}
+
+void dispatcher::put_to_sleep(worker_ref worker, caf::timespan wait) {
+  auto slot = roster_.get(worker);
+  if (slot != nullptr) {
+    slot->asking = false;
+    if (slot->phase == worker_phase::waiting) {
+      roster_.set_phase(worker, worker_phase::sleeping, fx_.now());
+      mon_.note_sleeping(*slot, roster_.configured());
+      if (slot->unaware)
+        slot->unaware = false; // Asked for while asleep: it still sleeps.
+      else
+        fx_.to_worker(*slot, caf::make_message(go_to_sleep_atom_v));
+    }
+  }
+  if (wait != no_deadline)
+    arm_due(wait);
+}
+
+void dispatcher::arm_due(caf::timespan wait) {
+  due_timer_.arm(fx_, fx_.now() + wait, timer_event{timer_kind::due, {}, {}});
+}
+
+dispatcher::record_batch dispatcher::take_ready(size_t n) {
+  record_batch batch;
+  n = std::min(n, ready_.size());
+  batch.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    batch.push_back(std::move(ready_.front()));
+    ready_.pop_front();
+  }
+  return batch;
+}
+
+void dispatcher::serve_askers() {
+  // Oldest first while entries are ready; then askers no pending prefetch
+  // will serve ask the queue themselves (find_work does either).
+  while (!askers_.empty() && !ready_.empty()) {
+    auto worker = askers_.front();
+    askers_.pop_front();
+    find_work(worker);
+  }
+  while (askers_.size() > prefetching_) {
+    auto worker = askers_.back();
+    askers_.pop_back();
+    find_work(worker);
+  }
+}
+
+void dispatcher::prefetch() {
+  if (!tuning_.prefetch)
+    return;
+  // Enough for the next batch of every busy worker.
+  auto limit = std::min(roster_.busy() * batch_size(false), max_ready);
+  auto have = ready_.size() + prefetching_;
+  auto getting = link_.getting();
+  auto unasked =
+      queue_available_ > getting ? queue_available_ - getting : uint64_t{0};
+  if (have >= limit || unasked == 0)
+    return;
+  auto n = std::min<uint64_t>(limit - have, unasked);
+  prefetching_ += n;
+  link_.send(exchange::get{worker_ref{}, static_cast<uint32_t>(n)});
+}
+
+void dispatcher::start_timer(const attempt_id& id, worker_ref worker) {
+  if (timeout_)
+    fx_.schedule(*timeout_, timer_event{timer_kind::attempt, id, worker});
+}
+
+// -- hand-ahead ---------------------------------------------------------------
+
+void dispatcher::hand_ahead() {
+  if (!tuning_.hand_ahead || ahead_ || ready_.empty() || !askers_.empty() ||
+      roster_.sleeping() > 0 || batch_size(false) > 1)
+    return;
+  std::vector<worker_ref> to;
+  roster_.for_each(worker_phase::working,
+                   [&](worker_ref ref, const worker_slot& slot) {
+                     if (own(slot) && !slot.retiring && slot.held.size() == 1)
+                       to.push_back(ref);
+                     return to.size() < max_ahead_takers;
+                   });
+  if (to.empty())
+    return;
+  while (!ready_.empty()) {
+    auto record = std::move(ready_.front());
+    ready_.pop_front();
+    auto op = table_.current(record.id);
+    if (op == nullptr || op->phase != operation_phase::queued)
+      continue; // Obsolete (see dispatch).
+    if (table_.orphaned(record.id.operation)) {
+      host_.orphaned(record.id.operation);
+      if (ahead_)
+        return; // (Failing an orphan may have handed one ahead meanwhile.)
+      continue;
+    }
+    // Still waiting until a worker takes it (see took_ahead).
+    table_.offer(record.id.operation);
+    ahead_ = ahead_offer{record.id, claim_ticket{}, std::move(to)};
+    ++mon_.counters().handed_ahead;
+    for (auto ref : ahead_->to)
+      fx_.to_worker(
+          *roster_.get(ref),
+          caf::make_message(work_to_do_atom_v, record, ahead_->ticket));
+    break;
+  }
+  prefetch();
+}
+
+bool dispatcher::may_take_ahead(worker_ref worker) const {
+  if (!ahead_ || std::find(ahead_->to.begin(), ahead_->to.end(), worker) ==
+                     ahead_->to.end())
+    return false;
+  auto slot = roster_.get(worker);
+  return ahead_->ticket.is_open() ||
+         (slot != nullptr && ahead_->ticket.taken_by(slot->actor_id));
+}
+
+bool dispatcher::took_ahead(worker_ref worker) {
+  if (!may_take_ahead(worker))
+    return false;
+  // Decided now: withdrawn unless taken, so it cannot take it after this.
+  ahead_->ticket.withdraw();
+  auto slot = roster_.get(worker);
+  // (Only a worker it was sent to: a joined worker's proxy may carry the
+  // same actor id as a local one, ids being per node.)
+  if (!ahead_->ticket.taken_by(slot->actor_id))
+    return false;
+  // It took the entry right after its last report: it runs since about
+  // now. (If the operation ended meanwhile, the report is dropped as stale
+  // like any other of an ended operation.)
+  auto id = ahead_->id;
+  ahead_.reset();
+  ++mon_.counters().taken_ahead;
+  auto now = fx_.now();
+  if (auto op = table_.current(id); op != nullptr) {
+    mon_.queue_wait().record(now - op->stamp);
+    table_.hold(id.operation, worker, now);
+  }
+  slot->held.assign(1, id);
+  slot->started = now;
+  roster_.set_phase(worker, worker_phase::working, now);
+  start_timer(id, worker);
+  host_.room_changed();
+  hand_ahead(); // It runs the entry handed ahead: it is busy again.
+  return true;
+}
+
+std::optional<work_record> dispatcher::withdraw_ahead() {
+  if (!ahead_ || !ahead_->ticket.withdraw())
+    return std::nullopt; // None, or taken: settled when its taker asks.
+  auto id = ahead_->id;
+  ahead_.reset();
+  auto op = table_.current(id);
+  if (op == nullptr)
+    return std::nullopt;
+  table_.withdraw(id.operation);
+  return work_record{id, op->payload};
+}
+
+// -- lifecycle hooks ----------------------------------------------------------
+
+void dispatcher::operation_ended(uint64_t id) {
+  // An entry taken out ahead no longer counts as available.
+  auto obsolete = [id](const work_record& x) { return x.id.operation == id; };
+  ready_.erase(std::remove_if(ready_.begin(), ready_.end(), obsolete),
+               ready_.end());
+  if (ahead_ && ahead_->id.operation == id && ahead_->ticket.withdraw())
+    ahead_.reset(); // (Taken: it runs, and its report is stale.)
+}
+
+std::optional<attempt_id> dispatcher::worker_gone(worker_ref worker) {
+  askers_.erase(std::remove(askers_.begin(), askers_.end(), worker),
+                askers_.end());
+  if (!may_take_ahead(worker))
+    return std::nullopt;
+  auto id = ahead_->id;
+  if (ahead_->ticket.withdraw()) {
+    // Open: the stopping worker must not take it, so nobody will; it goes
+    // back, unstarted.
+    ahead_.reset();
+    if (table_.current(id) != nullptr)
+      requeue(id, fx_.now());
+    return std::nullopt;
+  }
+  auto slot = roster_.get(worker);
+  if (slot == nullptr || !ahead_->ticket.taken_by(slot->actor_id))
+    return std::nullopt;
+  ahead_.reset();
+  return id;
+}
+
+void dispatcher::queue_restarted() {
+  // The answers still pending are asked again; nothing else changes.
+}
+
+} // namespace pool

@@ -1,0 +1,216 @@
+#include "pool/operation_table.hpp"
+
+#include <algorithm>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_control_block.hpp>
+
+namespace pool {
+
+uint64_t operation_table::add(operation op, time_point now) {
+  auto id = next_id_++;
+  adopt(id, std::move(op), now);
+  return id;
+}
+
+void operation_table::adopt(uint64_t id, operation op, time_point now) {
+  next_id_ = std::max(next_id_, id + 1);
+  auto& slot = ops_[id];
+  slot = std::move(op);
+  slot.phase = operation_phase::queued;
+  slot.holder = worker_ref{};
+  enter_wait(id, slot, now);
+}
+
+operation* operation_table::find(uint64_t id) {
+  auto i = ops_.find(id);
+  return i != ops_.end() ? &i->second : nullptr;
+}
+
+operation* operation_table::current(const attempt_id& id) {
+  auto op = find(id.operation);
+  return op != nullptr && op->attempt == id.attempt ? op : nullptr;
+}
+
+void operation_table::wait(uint64_t id, uint32_t attempt, time_point due,
+                           time_point now) {
+  auto op = find(id);
+  if (op == nullptr)
+    return;
+  if (op->phase == operation_phase::held) {
+    --held_;
+    op->holder = worker_ref{};
+    if (!op->returned_) {
+      op->returned_ = true;
+      ++returned_;
+    }
+  } else {
+    leave_wait(*op);
+  }
+  op->phase = operation_phase::queued;
+  op->attempt = attempt;
+  op->stamp = due;
+  enter_wait(id, *op, now);
+}
+
+void operation_table::offer(uint64_t id) {
+  if (auto op = find(id); op != nullptr && op->phase == operation_phase::queued)
+    op->phase = operation_phase::offered;
+}
+
+void operation_table::withdraw(uint64_t id) {
+  if (auto op = find(id);
+      op != nullptr && op->phase == operation_phase::offered)
+    op->phase = operation_phase::queued;
+}
+
+void operation_table::hold(uint64_t id, worker_ref worker, time_point now) {
+  auto op = find(id);
+  if (op == nullptr)
+    return;
+  if (op->phase != operation_phase::held) {
+    leave_wait(*op);
+    ++held_;
+    if (op->returned_) {
+      op->returned_ = false;
+      --returned_;
+    }
+  }
+  op->phase = operation_phase::held;
+  op->holder = worker;
+  op->stamp = now;
+}
+
+operation_table::ended operation_table::end(uint64_t id) {
+  ended result;
+  auto i = ops_.find(id);
+  if (i == ops_.end())
+    return result;
+  result.id = id;
+  result.op = std::move(i->second);
+  ops_.erase(i);
+  if (result.op.phase == operation_phase::held)
+    --held_;
+  else
+    leave_wait(result.op);
+  if (result.op.returned_)
+    --returned_;
+  if (auto x = extras_.find(id); x != extras_.end()) {
+    result.extras = std::move(x->second);
+    extras_.erase(x);
+    if (!result.extras.key.empty())
+      keys_.erase(result.extras.key);
+    if (result.extras.watched)
+      unwatch(result.extras.caller);
+  }
+  return result;
+}
+
+size_t operation_table::available(time_point now) {
+  // Delayed operations that fell due are counted as due from now on.
+  while (!delayed_.empty() && delayed_.front().due <= now) {
+    std::pop_heap(delayed_.begin(), delayed_.end(), later{});
+    auto entry = delayed_.back();
+    delayed_.pop_back();
+    auto op = find(entry.id);
+    if (op != nullptr && op->phase != operation_phase::held &&
+        !op->due_counted_ && op->wait_seq_ == entry.seq) {
+      op->due_counted_ = true;
+      ++due_;
+    }
+  }
+  return due_;
+}
+
+std::vector<uint64_t> operation_table::ids() const {
+  std::vector<uint64_t> result;
+  result.reserve(ops_.size());
+  for (auto& kvp : ops_)
+    result.push_back(kvp.first);
+  return result;
+}
+
+uint64_t operation_table::find_key(const std::string& key) const {
+  auto i = keys_.find(key);
+  return i != keys_.end() ? i->second : 0;
+}
+
+void operation_table::set_key(uint64_t id, std::string key) {
+  keys_[key] = id;
+  extras_of(id).key = std::move(key);
+}
+
+bool operation_table::watch(uint64_t id, const caf::actor_addr& caller) {
+  auto& extras = extras_of(id);
+  extras.caller = caller;
+  extras.watched = true;
+  auto& watch = callers_[caf::actor_cast<caf::actor_control_block*>(caller)];
+  watch.addr = caller;
+  return watch.pending++ == 0;
+}
+
+void operation_table::caller_down(const caf::actor_addr& caller) {
+  auto key = caf::actor_cast<caf::actor_control_block*>(caller);
+  if (auto i = callers_.find(key); i != callers_.end())
+    i->second.down = true;
+}
+
+bool operation_table::orphaned(uint64_t id) {
+  auto extras = find_extras(id);
+  if (extras == nullptr || !extras->watched)
+    return false;
+  auto i =
+      callers_.find(caf::actor_cast<caf::actor_control_block*>(extras->caller));
+  return i != callers_.end() && i->second.down;
+}
+
+void operation_table::unwatch(const caf::actor_addr& caller) {
+  auto i = callers_.find(caf::actor_cast<caf::actor_control_block*>(caller));
+  if (i == callers_.end() || --i->second.pending > 0)
+    return;
+  if (!i->second.down)
+    unwatched_.push_back(caller);
+  callers_.erase(i);
+}
+
+std::vector<caf::actor_addr> operation_table::unwatched() {
+  std::vector<caf::actor_addr> result;
+  result.swap(unwatched_);
+  return result;
+}
+
+void operation_table::enter_wait(uint64_t id, operation& op, time_point now) {
+  ++op.wait_seq_;
+  op.due_counted_ = op.stamp <= now;
+  if (op.due_counted_) {
+    ++due_;
+  } else {
+    delayed_.push_back(delayed_entry{op.stamp, id, op.wait_seq_});
+    std::push_heap(delayed_.begin(), delayed_.end(), later{});
+    if (delayed_.size() > 64 && delayed_.size() > 2 * ops_.size())
+      compact();
+  }
+}
+
+void operation_table::compact() {
+  // Drops heap entries of operations that ended or moved on.
+  auto stale = [this](const delayed_entry& x) {
+    auto op = find(x.id);
+    return op == nullptr || op->due_counted_ || op->wait_seq_ != x.seq ||
+           op->phase == operation_phase::held;
+  };
+  delayed_.erase(std::remove_if(delayed_.begin(), delayed_.end(), stale),
+                 delayed_.end());
+  std::make_heap(delayed_.begin(), delayed_.end(), later{});
+}
+
+void operation_table::leave_wait(operation& op) {
+  if (op.due_counted_) {
+    op.due_counted_ = false;
+    --due_;
+  }
+  // A delayed entry left in the heap no longer matches `wait_seq_`.
+  ++op.wait_seq_;
+}
+
+} // namespace pool

@@ -1,0 +1,43 @@
+#include "pool/shepherd_effects.hpp"
+
+namespace pool {
+
+shepherd_effects::~shepherd_effects() = default;
+
+std::string to_string(timer_kind x) {
+  switch (x) {
+    case timer_kind::due:
+      return "due_timer";
+    case timer_kind::attempt:
+      return "att_timer";
+    case timer_kind::drain:
+      return "drain_tmr";
+    case timer_kind::backlog:
+      return "bklg_tmr";
+    case timer_kind::idle:
+      return "idle_tmr";
+    case timer_kind::overload:
+      return "ovld_tmr";
+    case timer_kind::resize_step:
+      return "resize_step";
+    case timer_kind::probe:
+      return "probe_tmr";
+  }
+  return "timer";
+}
+
+void timer_slot::arm(shepherd_effects& fx, time_point deadline,
+                     timer_event ev) {
+  if (at_ && *at_ <= deadline)
+    return;
+  at_ = deadline;
+  auto now = fx.now();
+  fx.schedule(deadline > now ? deadline - now : caf::timespan::zero(), ev);
+}
+
+void timer_slot::fired(time_point now) {
+  if (at_ && now >= *at_)
+    at_.reset();
+}
+
+} // namespace pool

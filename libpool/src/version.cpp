@@ -1,0 +1,9 @@
+#include "pool/version.hpp"
+
+namespace pool {
+
+const char* version() noexcept {
+  return POOL_VERSION;
+}
+
+} // namespace pool

@@ -1,0 +1,388 @@
+#pragma once
+
+// A small world around `shepherd_core`, without an actor system: a queue
+// (the queue actor's logic over a memory_store), workers that follow the
+// worker state machine, and the shepherd's own mailbox, each a FIFO. A test
+// (or the random model test) decides who takes the next step, so that every
+// interleaving of messages can happen. Time is the fake clock.
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <caf/make_message.hpp>
+
+#include <pool/memory_store.hpp>
+#include <pool/shepherd_core.hpp>
+#include <pool/type_ids.hpp>
+
+#include "fake_effects.hpp"
+
+namespace pool::test {
+
+struct core_sim {
+  /// A message to the shepherd, with who sent it (a worker key number, or
+  /// 0 for the test itself).
+  struct to_shepherd {
+    uint64_t from = 0;
+    caf::message msg;
+  };
+
+  struct sim_worker {
+    uint64_t key = 0;
+    worker_phase phase = worker_phase::sleeping;
+    std::deque<caf::message> mailbox;
+    /// What it runs (a batch in order), not yet reported.
+    std::vector<work_record> running;
+    /// Reports each attempt of a batch on its own.
+    bool each = false;
+    bool alive = true;
+  };
+
+  fake_effects fx;
+  shepherd_core core;
+  memory_store store;
+  std::deque<caf::message> queue_box;
+  std::deque<to_shepherd> shepherd_box;
+  std::map<uint64_t, sim_worker> workers;
+  /// Timers armed, by due time.
+  std::multimap<caf::actor_clock::time_point, timer_event> timers;
+  /// Outcomes sent to callers of `enqueue`, by operation id.
+  std::map<uint64_t, std::vector<caf::message>> outcomes;
+  /// Answers through promises (ids of accepted tracked submits, errors).
+  std::vector<caf::message> delivered;
+  /// Operation id -> the submit's number (its payload).
+  std::map<uint64_t, int> accepted;
+  size_t seen = 0;
+
+  explicit core_sim(pool_options opts) : core(std::move(opts), false, fx) {
+    core.start();
+    collect();
+  }
+
+  // -- the test's own messages ------------------------------------------------
+
+  /// An `enqueue` of `x` (due after `delay`), into the shepherd's mailbox.
+  void enqueue(int x, caf::timespan delay = {}, std::string key = {}) {
+    shepherd_box.push_back(
+        {0, caf::make_message(enqueue_atom_v, x, delay, std::move(key))});
+  }
+
+  // -- steps ------------------------------------------------------------------
+
+  /// Handles the shepherd's next message; false if there is none.
+  bool shepherd_step();
+
+  /// Handles the queue's next message; false if there is none.
+  bool queue_step();
+
+  /// Worker `key` handles its next message; false if it has none.
+  bool worker_step(uint64_t key);
+
+  /// Worker `key` finishes its current attempt (or batch): reports it and
+  /// asks for more. `fail`: the job returned an error.
+  bool finish(uint64_t key, bool fail = false);
+
+  /// Worker `key` dies (its down message goes to the shepherd).
+  void kill(uint64_t key);
+
+  /// Moves the clock and queues the timers that came due.
+  void advance(caf::timespan d);
+
+  /// Runs every mailbox until nothing moves (jobs stay running).
+  void settle();
+
+  /// Whether anything is queued anywhere.
+  bool busy() const;
+
+  /// Keys of live workers in `phase` as the workers themselves see it.
+  std::vector<uint64_t> in_phase(worker_phase phase) const;
+
+private:
+  /// Routes the effects recorded since the last call.
+  void collect();
+
+  void answer_counts();
+
+  void to_worker(uint64_t key, caf::message msg);
+};
+
+// -- implementation
+// -------------------------------------------------------------
+
+namespace sim_msg {
+
+/// The queue's answers travel through the shepherd's mailbox like any other.
+constexpr uint64_t from_queue = ~uint64_t{0};
+using down_atom = caf::atom_constant<caf::atom("sim_down")>;
+
+} // namespace sim_msg
+
+inline bool core_sim::busy() const {
+  if (!queue_box.empty() || !shepherd_box.empty())
+    return true;
+  for (auto& kvp : workers)
+    if (kvp.second.alive && kvp.second.phase != worker_phase::working &&
+        !kvp.second.mailbox.empty())
+      return true;
+  return false;
+}
+
+inline std::vector<uint64_t> core_sim::in_phase(worker_phase phase) const {
+  std::vector<uint64_t> result;
+  for (auto& kvp : workers)
+    if (kvp.second.alive && kvp.second.phase == phase)
+      result.push_back(kvp.first);
+  return result;
+}
+
+inline void core_sim::collect() {
+  for (; seen < fx.log_.size(); ++seen) {
+    auto& e = fx.log_[seen];
+    if (e.what == "queue") {
+      queue_box.push_back(e.msg);
+    } else if (e.what == "worker") {
+      to_worker(e.who, e.msg);
+    } else if (e.what == "tell") {
+      outcomes[e.msg.get_as<uint64_t>(1)].push_back(e.msg);
+    } else if (e.what == "deliver") {
+      delivered.push_back(e.msg);
+      if (e.msg.match_elements<uint64_t>()) {
+        auto id = e.msg.get_as<uint64_t>(0);
+        if (auto op = core.table().find(id))
+          accepted.emplace(id, op->payload.get_as<int>(0));
+      }
+    } else if (e.what == "stop" || e.what == "kill") {
+      workers[e.who].alive = false;
+    }
+  }
+  for (auto& t : fx.timers)
+    timers.emplace(fx.clock + t.first, t.second);
+  fx.timers.clear();
+  for (uint64_t k = 1; k <= fx.spawned; ++k)
+    if (workers.count(k) == 0)
+      workers[k].key = k;
+}
+
+inline void core_sim::to_worker(uint64_t key, caf::message msg) {
+  auto i = workers.find(key);
+  if (i != workers.end() && i->second.alive)
+    i->second.mailbox.push_back(std::move(msg));
+}
+
+inline void core_sim::answer_counts() {
+  auto now = fx.clock;
+  queue_counts counts;
+  counts.available = store.available(now);
+  counts.delayed = store.delayed(now);
+  if (auto due = store.next_due(now))
+    counts.next_due_in = *due - now;
+  shepherd_box.push_back({sim_msg::from_queue, caf::make_message(counts)});
+}
+
+inline bool core_sim::queue_step() {
+  if (queue_box.empty())
+    return false;
+  auto msg = std::move(queue_box.front());
+  queue_box.pop_front();
+  auto now = fx.clock;
+  if (msg.match_elements<add_work_atom, work_record, caf::timespan>()) {
+    store.push(msg.get_as<work_record>(1), now + msg.get_as<caf::timespan>(2),
+               now);
+    answer_counts();
+  } else if (msg.match_elements<add_work_atom, work_record, caf::timespan,
+                                std::string>()) {
+    store.push(msg.get_as<work_record>(1), now + msg.get_as<caf::timespan>(2),
+               now);
+    answer_counts();
+  } else if (msg.match_elements<add_work_atom, std::vector<work_record>>()) {
+    for (auto& x : msg.get_as<std::vector<work_record>>(1))
+      store.push(x, now, now);
+    answer_counts();
+  } else if (msg.match_elements<get_work_atom, uint32_t>()) {
+    std::vector<work_record> records;
+    while (records.size() < msg.get_as<uint32_t>(1))
+      if (auto x = store.pop_due(now))
+        records.push_back(std::move(*x));
+      else
+        break;
+    if (records.empty()) {
+      auto due = store.next_due(now);
+      shepherd_box.push_back(
+          {sim_msg::from_queue,
+           caf::make_message(no_work_atom_v,
+                             due ? *due - now : caf::timespan::max())});
+    } else {
+      shepherd_box.push_back(
+          {sim_msg::from_queue, caf::make_message(std::move(records))});
+    }
+  } else if (msg.match_elements<queue_msg::remove_atom, uint64_t>()) {
+    store.remove(msg.get_as<uint64_t>(1));
+    answer_counts();
+  } else {
+    answer_counts(); // q_count
+  }
+  return true;
+}
+
+inline bool core_sim::shepherd_step() {
+  if (shepherd_box.empty())
+    return false;
+  auto next = std::move(shepherd_box.front());
+  shepherd_box.pop_front();
+  auto& msg = next.msg;
+  auto key = fake_effects::fake_key(next.from);
+  if (next.from == sim_msg::from_queue) {
+    if (msg.match_elements<queue_counts>())
+      core.on_counts(msg.get_as<queue_counts>(0));
+    else if (msg.match_elements<std::vector<work_record>>())
+      core.on_work(msg.get_as<std::vector<work_record>>(0));
+    else if (msg.match_elements<no_work_atom, caf::timespan>())
+      core.on_no_work(msg.get_as<caf::timespan>(1));
+  } else if (msg.match_elements<enqueue_atom, int, caf::timespan,
+                                std::string>()) {
+    submission sub;
+    sub.payload = caf::make_message(msg.get_as<int>(1));
+    sub.delay = msg.get_as<caf::timespan>(2);
+    sub.key = msg.get_as<std::string>(3);
+    sub.tracked = true;
+    core.submit(std::move(sub));
+  } else if (msg.match_elements<give_me_work_atom>()) {
+    core.give_work(key);
+  } else if (msg.match_elements<status_reply_atom, attempt_id,
+                                caf::message>()) {
+    auto result = msg.get_as<caf::message>(2);
+    core.status(key, msg.get_as<attempt_id>(1), &result, nullptr);
+  } else if (msg.match_elements<status_reply_atom, attempt_id, caf::error>()) {
+    auto err = msg.get_as<caf::error>(2);
+    core.status(key, msg.get_as<attempt_id>(1), nullptr, &err);
+  } else if (msg.match_elements<status_reply_atom,
+                                std::vector<attempt_outcome>>()) {
+    auto outcomes = msg.get_as<std::vector<attempt_outcome>>(1);
+    core.status(key, outcomes);
+  } else if (msg.match_elements<timer_event>()) {
+    core.timer(msg.get_as<timer_event>(0));
+  } else if (msg.match_elements<sim_msg::down_atom>()) {
+    core.down(caf::actor_addr{}, key, caf::make_error(caf::exit_reason::kill));
+  } else if (msg.match_elements<cancel_op_atom, uint64_t>()) {
+    static_cast<void>(core.cancel(msg.get_as<uint64_t>(1)));
+  } else if (msg.match_elements<resize_atom, uint64_t>()) {
+    core.resize(msg.get_as<uint64_t>(1), caf::response_promise{});
+  } else if (msg.match_elements<drain_atom>()) {
+    core.drain(std::nullopt, caf::response_promise{});
+  }
+  collect();
+  return true;
+}
+
+inline bool core_sim::worker_step(uint64_t key) {
+  auto& w = workers[key];
+  if (!w.alive || w.mailbox.empty() || w.phase == worker_phase::working)
+    return false;
+  auto msg = std::move(w.mailbox.front());
+  w.mailbox.pop_front();
+  auto run = [&](std::vector<work_record> batch, bool each) {
+    w.running = std::move(batch);
+    w.each = each;
+    w.phase = worker_phase::working;
+  };
+  if (msg.match_elements<wake_up_atom>()) {
+    if (w.phase == worker_phase::sleeping) {
+      w.phase = worker_phase::waiting;
+      shepherd_box.push_back({key, caf::make_message(give_me_work_atom_v)});
+    }
+  } else if (msg.match_elements<work_to_do_atom, work_record>()) {
+    run({msg.get_as<work_record>(1)}, false);
+  } else if (msg.match_elements<work_to_do_atom, std::vector<work_record>,
+                                bool>()) {
+    run(msg.get_as<std::vector<work_record>>(1), msg.get_as<bool>(2));
+  } else if (msg.match_elements<work_to_do_atom, work_record, claim_ticket>()) {
+    auto ticket = msg.get_as<claim_ticket>(2);
+    auto id = reinterpret_cast<uintptr_t>(fake_effects::fake_key(key));
+    if (w.phase == worker_phase::waiting && ticket.take(id))
+      run({msg.get_as<work_record>(1)}, false);
+  } else if (msg.match_elements<go_to_sleep_atom>()) {
+    if (w.phase == worker_phase::waiting)
+      w.phase = worker_phase::sleeping;
+  } else if (msg.match_elements<left_pool_atom, caf::error>()) {
+    w.alive = false;
+  }
+  return true;
+}
+
+inline bool core_sim::finish(uint64_t key, bool fail) {
+  auto& w = workers[key];
+  if (!w.alive || w.phase != worker_phase::working || w.running.empty())
+    return false;
+  auto outcome_of = [&](const work_record& x) {
+    attempt_outcome out{x.id, {}, {}};
+    if (fail)
+      out.error = caf::make_error(pool_errc::job_failed, std::string{"sim"});
+    else
+      out.result = caf::make_message(x.payload.get_as<int>(0) * 2);
+    return out;
+  };
+  auto report_one = [&](const work_record& x) {
+    auto out = outcome_of(x);
+    if (out.failed())
+      shepherd_box.push_back(
+          {key, caf::make_message(status_reply_atom_v, x.id, out.error)});
+    else
+      shepherd_box.push_back(
+          {key, caf::make_message(status_reply_atom_v, x.id, out.result)});
+  };
+  if (w.running.size() == 1 || w.each) {
+    report_one(w.running.front());
+    w.running.erase(w.running.begin());
+  } else {
+    std::vector<attempt_outcome> all;
+    for (auto& x : w.running)
+      all.push_back(outcome_of(x));
+    shepherd_box.push_back(
+        {key, caf::make_message(status_reply_atom_v, std::move(all))});
+    w.running.clear();
+  }
+  if (w.running.empty()) {
+    w.phase = worker_phase::waiting;
+    shepherd_box.push_back({key, caf::make_message(give_me_work_atom_v)});
+  }
+  return true;
+}
+
+inline void core_sim::kill(uint64_t key) {
+  auto& w = workers[key];
+  if (!w.alive)
+    return;
+  w.alive = false;
+  w.mailbox.clear();
+  w.running.clear();
+  shepherd_box.push_back({key, caf::make_message(sim_msg::down_atom{})});
+}
+
+inline void core_sim::advance(caf::timespan d) {
+  fx.clock += d;
+  while (!timers.empty() && timers.begin()->first <= fx.clock) {
+    shepherd_box.push_back({0, caf::make_message(timers.begin()->second)});
+    timers.erase(timers.begin());
+  }
+}
+
+inline void core_sim::settle() {
+  advance(caf::timespan{0});
+  for (int guard = 0; guard < 100000 && busy(); ++guard) {
+    advance(caf::timespan{0});
+    while (shepherd_step())
+      ;
+    while (queue_step())
+      ;
+    for (auto& kvp : workers)
+      while (worker_step(kvp.first))
+        ;
+  }
+}
+
+} // namespace pool::test

@@ -1,0 +1,183 @@
+// The dispatcher's decisions, one mechanism at a time, in the simulated
+// world of core_sim.hpp (no actor system): how work reaches workers with
+// each speed mechanism on or off, and the plain pull joined workers get.
+#include <doctest/doctest.h>
+
+#include "core_sim.hpp"
+
+using namespace std::chrono_literals;
+using pool::test::core_sim;
+
+namespace {
+
+pool::pool_options opts(size_t workers, pool::dispatch_tuning tuning = {}) {
+  return pool::pool_options{}.workers(workers).dispatch(tuning).log(
+      pool::silent_log_hook());
+}
+
+size_t to_queue(core_sim& sim, caf::atom_value tag) {
+  return sim.fx.count_atom("queue", tag);
+}
+
+size_t to_workers(core_sim& sim, caf::atom_value tag) {
+  return sim.fx.count_atom("worker", tag);
+}
+
+} // namespace
+
+TEST_CASE("dispatcher: direct hand-out: a submit on an idle pool goes "
+          "straight to the most recent sleeper, past the queue" *
+          doctest::timeout(10)) {
+  core_sim sim{opts(2)};
+  sim.enqueue(1);
+  sim.settle();
+  CHECK(to_queue(sim, pool::add_work_atom::value) == 0);
+  CHECK(to_workers(sim, pool::work_to_do_atom::value) == 1);
+  CHECK(sim.workers[2].phase == pool::worker_phase::working); // (top)
+  CHECK(sim.core.stats().direct_handouts == 1);
+  // It reports, asks again, and sleeps without a trip to the queue.
+  sim.finish(2);
+  sim.settle();
+  CHECK(to_queue(sim, pool::get_work_atom::value) == 0);
+  CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 1);
+  CHECK(sim.outcomes.size() == 1);
+}
+
+TEST_CASE("dispatcher: without the short cuts, the pattern's plain pull" *
+          doctest::timeout(10)) {
+  pool::dispatch_tuning plain;
+  plain.short_cuts(false);
+  plain.hand_ahead = false;
+  core_sim sim{opts(1, plain)};
+  sim.enqueue(1);
+  sim.settle();
+  CHECK(to_queue(sim, pool::add_work_atom::value) == 1);
+  CHECK(to_workers(sim, pool::wake_up_atom::value) == 1);
+  CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
+  CHECK(to_workers(sim, pool::work_to_do_atom::value) == 1);
+  sim.finish(1);
+  sim.settle();
+  CHECK(to_queue(sim, pool::get_work_atom::value) == 2); // -> no_work
+  CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 1);
+}
+
+TEST_CASE("dispatcher: a sleeping worker is asked for, not woken, when due "
+          "work is in the queue" *
+          doctest::timeout(10)) {
+  core_sim sim{opts(1)};
+  sim.enqueue(1, 1s); // delayed: through the queue
+  sim.settle();
+  sim.advance(1s);
+  sim.settle();
+  CHECK(to_workers(sim, pool::wake_up_atom::value) == 0);
+  CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
+  CHECK(sim.workers[1].phase == pool::worker_phase::working);
+}
+
+TEST_CASE("dispatcher: while every worker is busy, the next due entry is "
+          "taken out ahead and handed ahead under one ticket" *
+          doctest::timeout(10)) {
+  pool::dispatch_tuning one_at_a_time;
+  one_at_a_time.max_batch = 1;
+  core_sim sim{opts(2, one_at_a_time)};
+  for (int i = 0; i < 4; ++i)
+    sim.enqueue(i);
+  sim.settle();
+  // Two went straight out; the rest wait, the oldest handed ahead to both.
+  CHECK(sim.in_phase(pool::worker_phase::working).size() == 2);
+  auto st = sim.core.stats();
+  CHECK(st.handed_ahead == 1);
+  CHECK(st.available == 2);
+  CHECK(st.held == 2);
+  // The first to finish takes it and runs it at once (before the shepherd
+  // handles its request for work, as the real worker does).
+  sim.finish(1);
+  sim.worker_step(1);
+  sim.settle();
+  st = sim.core.stats();
+  CHECK(st.taken_ahead == 1);
+  CHECK(sim.workers[1].phase == pool::worker_phase::working);
+  CHECK(sim.workers[1].running.front().payload.get_as<int>(0) == 2);
+  // Every operation runs once and ends once.
+  for (int i = 0; i < 10 && sim.core.stats().completed < 4; ++i) {
+    for (auto key : sim.in_phase(pool::worker_phase::working))
+      sim.finish(key);
+    sim.settle();
+  }
+  CHECK(sim.core.stats().completed == 4);
+  for (auto& kvp : sim.outcomes)
+    CHECK(kvp.second.size() == 1);
+}
+
+TEST_CASE("dispatcher: with a backlog and short jobs, workers get batches, "
+          "without batching, one job at a time" *
+          doctest::timeout(10)) {
+  for (auto batching : {true, false}) {
+    pool::dispatch_tuning tuning;
+    tuning.max_batch = batching ? 16 : 1;
+    core_sim sim{opts(1, tuning)};
+    sim.enqueue(0);
+    sim.settle();
+    sim.finish(1); // one report: the job time is known (0 here)
+    sim.settle();
+    for (int i = 1; i <= 40; ++i)
+      sim.enqueue(i, 1s);
+    sim.settle();
+    sim.advance(1s);
+    sim.settle();
+    for (int i = 0; i < 50 && sim.core.stats().completed < 41; ++i) {
+      sim.finish(1);
+      sim.settle();
+    }
+    auto st = sim.core.stats();
+    CHECK(st.completed == 41);
+    if (batching)
+      CHECK(st.batches > 0);
+    else
+      CHECK(st.batches == 0);
+  }
+}
+
+TEST_CASE("dispatcher: a joined worker gets plain pull: woken, it asks, "
+          "never asked for, never handed ahead, never batched" *
+          doctest::timeout(10)) {
+  core_sim sim{opts(1)};
+  auto key = pool::test::fake_effects::fake_key(100);
+  REQUIRE(!sim.core.join(pool::worker_handle{caf::actor{}, key}));
+  sim.workers[100].key = 100;
+  sim.settle();
+  // Keep the local worker busy, then queue work: the joined one is woken.
+  sim.enqueue(1);
+  sim.settle();
+  for (int i = 2; i <= 5; ++i)
+    sim.enqueue(i, 1s);
+  sim.settle();
+  sim.advance(1s);
+  sim.settle();
+  CHECK(to_workers(sim, pool::wake_up_atom::value) >= 1);
+  auto& joined = sim.workers[100];
+  CHECK(joined.phase == pool::worker_phase::working);
+  CHECK(joined.running.size() == 1);
+  CHECK(sim.core.stats().joined == 1);
+}
+
+TEST_CASE("dispatcher: a failed attempt is retried after the backoff" *
+          doctest::timeout(10)) {
+  core_sim sim{opts(1).max_attempts(2).jitter(0).backoff(
+      std::chrono::seconds(1), std::chrono::seconds(1))};
+  sim.enqueue(5);
+  sim.settle();
+  REQUIRE(sim.finish(1, true));
+  sim.settle();
+  CHECK(sim.core.stats().retried == 1);
+  sim.advance(std::chrono::seconds(1));
+  sim.settle();
+  REQUIRE(sim.finish(1));
+  sim.settle();
+  auto st = sim.core.stats();
+  CHECK(st.completed == 1);
+  REQUIRE(sim.outcomes.size() == 1);
+  CHECK(
+      sim.outcomes.begin()->second.front().get_as<caf::message>(2).get_as<int>(
+          0) == 10);
+}
