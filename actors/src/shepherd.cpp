@@ -50,6 +50,9 @@ public:
     if (queue_)
       caf::anon_send_exit(queue_, caf::exit_reason::user_shutdown);
     queue_ = nullptr;
+    // A durable store has one owner: a killed pool must let go of it now,
+    // not when the last reference to this actor goes (pending timeouts).
+    cfg_.store = nullptr;
     subscribers_.clear();
     keep_alive_ = nullptr;
     caf::event_based_actor::on_exit();
