@@ -200,7 +200,7 @@ TEST_CASE("two processes over one queue each run distinct operations, none "
 }
 
 TEST_CASE("the attempts of a SIGKILLed process are taken back after their "
-          "lease and run by another; what it committed is not run again" *
+          "lease and run by another, what it committed is not run again" *
           doctest::timeout(120)) {
   fixture fx;
   auto ids = fx.submit(300);
