@@ -527,3 +527,26 @@ TEST_CASE_FIXTURE(durable_fixture,
   // The store works again: new submits are taken.
   CHECK(enqueue(pool, 2) > 0);
 }
+
+TEST_CASE_FIXTURE(durable_fixture,
+                  "with retention, the queue prunes finished operations older "
+                  "than the age in the background, and keeps younger ones" *
+                      doctest::timeout(30)) {
+  auto pool = start(options().retention(1h));
+  auto old_op = enqueue(pool, 1);
+  auto rec = status(pool, old_op);
+  REQUIRE(rec);
+  CHECK(rec->state == pool::operation_state::done);
+  advance(30min);
+  auto young_op = enqueue(pool, 2);
+  // Rounds every retention / 10 (6 min): by 67 min the old outcome (from
+  // 0 min) is older than 1 h, the young one (from 30 min) is not.
+  advance(37min);
+  auto gone = status(pool, old_op);
+  REQUIRE(!gone);
+  CHECK(pool::is(gone.error(), pool::pool_errc::unknown_operation));
+  rec = status(pool, young_op);
+  REQUIRE(rec);
+  CHECK(rec->state == pool::operation_state::done);
+  CHECK(rec->result.get_as<int>(0) == 20);
+}

@@ -20,6 +20,7 @@
 #include <caf/all.hpp>
 #include <pool/all.hpp>
 
+#include "child_process.hpp"
 #include "sqlite_files.hpp"
 
 using namespace std::chrono_literals;
@@ -28,32 +29,12 @@ namespace {
 
 pid_t start_child(const std::string& store, const std::string& dir, int count,
                   int generation) {
-  auto pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    auto n = std::to_string(count);
-    auto gen = std::to_string(generation);
-    execl(DURABLE_CHILD, DURABLE_CHILD, store.c_str(), dir.c_str(), n.c_str(),
-          gen.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
+  return pool::test::start_process(
+      DURABLE_CHILD,
+      {store, dir, std::to_string(count), std::to_string(generation)});
 }
 
-/// Waits for `pid` at most `timeout`; kills it if it is still running then.
-int wait_for(pid_t pid, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      FAIL("child did not finish in time");
-    }
-    std::this_thread::sleep_for(10ms); // polling a child process
-  }
-  return status;
-}
+using pool::test::wait_for;
 
 struct config : caf::actor_system_config {
   config() {

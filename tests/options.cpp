@@ -115,3 +115,16 @@ TEST_CASE("durations in messages use the largest exact unit" *
   CHECK(pool::duration_text(-3ns) == "-3ns");
   CHECK(pool::duration_text(0s) == "0ns");
 }
+
+TEST_CASE("retention is validated, naming the field" * doctest::timeout(10)) {
+  using namespace std::chrono_literals;
+  using opts = pool::pool_options;
+  CHECK(field_of(opts{}.retention(0s)) == "retention");
+  CHECK(field_of(opts{}.retention(-1s)) == "retention");
+  // A key must outlive its unique window.
+  CHECK(field_of(opts{}.unique_window(1h).retention(30min)) == "retention");
+  CHECK(!opts{}.unique_window(1h).retention(1h).validate());
+  CHECK(!opts{}.retention(24h).validate());
+  CHECK(!opts{}.retention());
+  CHECK(opts{}.retention(24h).retention() == caf::timespan{24h});
+}

@@ -697,3 +697,103 @@ TEST_CASE("bad options are refused" * doctest::timeout(30)) {
               pool::pool_errc::invalid_option, "busy_timeout");
   CHECK(to_string(pool::sqlite_sync::normal) == "normal");
 }
+
+// -- retention ----------------------------------------------------------------
+
+TEST_CASE("retention prunes finished operations older than the age, with "
+          "their histories, oldest first and in batches" *
+          doctest::timeout(30)) {
+  fixture fx;
+  auto store = fx.open(sqlite_options{}.retention(1h));
+  connection raw{fx.file()};
+  // The index for pruning comes with the first store that has retention.
+  CHECK(raw.query("SELECT count(*) FROM sqlite_master WHERE name = "
+                  "'operations_finished'") == 1);
+  // Cancels are timed by the store itself: the actor system's clock.
+  auto now = fx.sys.clock().now();
+  for (uint64_t i = 1; i <= 4; ++i)
+    REQUIRE(!store->push(entry(i), now, now));
+  REQUIRE(store->pop_due(now)->id.operation == 1);
+  REQUIRE(store->pop_due(now)->id.operation == 2);
+  REQUIRE(!store->finish(1, caf::make_message(1), now));
+  auto failure = caf::make_error(pool::pool_errc::timed_out, std::string{"x"});
+  REQUIRE(!store->note_failure(1, pool::attempt_failure{1, 1ms, failure}));
+  REQUIRE(!store->note_failure(2, pool::attempt_failure{1, 1ms, failure}));
+  REQUIRE(!store->finish(2, failure, now + 30min));
+  REQUIRE(store->remove(3) == 1);
+  REQUIRE(!store->commit());
+  // Nothing is older than an hour yet.
+  CHECK(store->prune(now + 59min, 100) == size_t{0});
+  // Operations 1 (done) and 3 (cancelled) are; 2 failed later; 4 is queued.
+  CHECK(store->prune(now + 61min, 100) == size_t{2});
+  REQUIRE(!store->commit());
+  CHECK(!store->lookup(1));
+  CHECK(!store->lookup(3));
+  REQUIRE(store->lookup(2));
+  CHECK(store->lookup(2)->history.size() == 1);
+  CHECK(raw.query("SELECT count(*) FROM failures WHERE operation = 1") == 0);
+  CHECK(store->prune(now + 2h, 100) == size_t{1});
+  REQUIRE(!store->commit());
+  CHECK(raw.query("SELECT count(*) FROM failures") == 0);
+  CHECK(store->lookup(4)->state == operation_state::queued);
+  CHECK(store->available(now) == 1);
+  // In batches: at most `limit` rows a call, the oldest first.
+  for (uint64_t i = 5; i <= 11; ++i) {
+    REQUIRE(!store->push(entry(i), now, now));
+    REQUIRE(!store->finish(i, caf::make_message(int(i)), now + 1s * i));
+  }
+  REQUIRE(!store->commit());
+  CHECK(store->prune(now + 3h, 3) == size_t{3});
+  CHECK(!store->lookup(7));
+  CHECK(store->lookup(8));
+  CHECK(store->prune(now + 3h, 3) == size_t{3});
+  CHECK(store->prune(now + 3h, 3) == size_t{1});
+  CHECK(store->prune(now + 3h, 3) == size_t{0});
+  REQUIRE(!store->commit());
+  CHECK(raw.query("SELECT count(*) FROM operations") == 1);
+}
+
+TEST_CASE("pruning the newest operations does not let ids be used again" *
+          doctest::timeout(30)) {
+  fixture fx;
+  {
+    auto store = fx.open(sqlite_options{}.retention(1s));
+    for (uint64_t i = 1; i <= 3; ++i) {
+      REQUIRE(!store->push(entry(i), t0, t0));
+      REQUIRE(!store->finish(i, caf::make_message(int(i)), t0));
+    }
+    REQUIRE(!store->commit());
+    CHECK(store->prune(t0 + 1h, 100) == size_t{3});
+    REQUIRE(!store->commit());
+  }
+  auto store = fx.open();
+  CHECK(store->last_operation_id() == 3);
+  CHECK(!store->lookup(3));
+}
+
+TEST_CASE("without retention nothing is pruned, and the prune interval "
+          "follows the retention" *
+          doctest::timeout(30)) {
+  fixture fx;
+  {
+    auto store = fx.open();
+    CHECK(!store->prune_interval());
+    REQUIRE(!store->push(entry(1), t0, t0));
+    REQUIRE(!store->finish(1, caf::make_message(1), t0));
+    REQUIRE(!store->commit());
+    CHECK(store->prune(t0 + 1000h, 100) == size_t{0});
+    CHECK(store->lookup(1));
+    connection raw{fx.file()};
+    CHECK(raw.query("SELECT count(*) FROM sqlite_master WHERE name = "
+                    "'operations_finished'") == 0);
+  }
+  auto interval = [&](caf::timespan retention) {
+    auto store = fx.open(sqlite_options{}.retention(retention));
+    return store->prune_interval();
+  };
+  CHECK(interval(1h) == caf::timespan{6min});
+  CHECK(interval(2s) == caf::timespan{1s});
+  CHECK(interval(1000h) == caf::timespan{10min});
+  check_fails(fx.try_open(sqlite_options{}.retention(0s)),
+              pool::pool_errc::invalid_option, "retention");
+}

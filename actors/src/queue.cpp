@@ -192,6 +192,27 @@ caf::result<caf::message> get(queue_self self, uint32_t n, bool many) {
   return answer(self, std::move(msg), answer_type::work);
 }
 
+/// Operations pruned per call; a full batch calls again soon.
+constexpr size_t prune_batch = 1000;
+
+/// Prunes what outlived the store's retention, then schedules the next
+/// round: soon while whole batches go, else after the store's interval.
+/// A failed round is tried again at the next interval.
+void prune(queue_self self) {
+  auto& store = *self->state.store;
+  auto every = store.prune_interval();
+  if (!every)
+    return;
+  auto pruned = store.prune(self->clock().now(), prune_batch);
+  if (pruned && *pruned > 0)
+    schedule_flush(self);
+  auto again = pruned && *pruned == prune_batch
+                   ? std::max(self->state.commit_interval,
+                              caf::timespan{std::chrono::milliseconds(10)})
+                   : *every;
+  self->delayed_send(self, again, queue_msg::prune_v);
+}
+
 } // namespace
 
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
@@ -201,6 +222,9 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
   self->state.commit_interval = commit_interval;
   // A predecessor may have died in the middle of a group.
   self->state.store->discard();
+  // With retention, finished operations are pruned in the background.
+  if (auto every = self->state.store->prune_interval())
+    self->delayed_send(self, *every, queue_msg::prune_v);
   auto counts = [self] {
     return caf::make_message(
         counts_of(*self->state.store, self->clock().now()));
@@ -266,6 +290,7 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                                                      : operation_record{}));
       },
       [self](queue_msg::flush_atom) { flush(self); },
+      [self](queue_msg::prune_atom) { prune(self); },
   };
 }
 

@@ -55,6 +55,12 @@ std::string to_string(pool_errc x) {
       return "store_corrupt";
     case pool_errc::wrong_result_type:
       return "wrong_result_type";
+    case pool_errc::store_in_use:
+      return "store_in_use";
+    case pool_errc::lease_lost:
+      return "lease_lost";
+    case pool_errc::key_taken:
+      return "key_taken";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -108,6 +108,11 @@ caf::error durability_options::validate() const {
     return bad("commit_interval", "must not be negative");
   if (unique_window < caf::timespan::zero())
     return bad("unique_window", "must not be negative");
+  if (retention && *retention <= caf::timespan::zero())
+    return bad("retention", "must be greater than zero");
+  if (retention && *retention < unique_window)
+    return bad("retention", "must be at least unique_window (a key must "
+                            "outlive its window)");
   return caf::none;
 }
 

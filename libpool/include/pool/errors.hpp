@@ -77,6 +77,18 @@ enum class pool_errc : uint8_t {
   /// `blocking_submit<std::string>` on a pool whose job returns `int`.
   /// Context: (asked for, replied types, replied values as text, the call).
   wrong_result_type = 20,
+  /// Another pool owns the store: a durable store file has one owner.
+  /// Context: (path, the owner: pid, host and since when).
+  store_in_use = 21,
+  /// A shared store (PostgreSQL) reclaimed the lease of this attempt after
+  /// it expired: another shepherd may run the operation again, so the late
+  /// outcome is stale and was not recorded. Context: (attempt as text,
+  /// what happened to the lease).
+  lease_lost = 22,
+  /// A unique operation's key belongs to another unfinished operation of a
+  /// shared queue (added by another store in the meantime): use that one.
+  /// Context: (key, the other operation's id as uint64_t).
+  key_taken = 23,
 };
 
 /// Thrown by a job to say that its worker's resource (a connection, a

@@ -129,6 +129,8 @@ struct durability_options {
   sqlite_sync sync = sqlite_sync::full;
   caf::timespan commit_interval = std::chrono::milliseconds(1);
   caf::timespan unique_window{0};
+  /// Finished operations older than this are pruned; none: kept forever.
+  std::optional<caf::timespan> retention;
 
   caf::error validate() const;
 };

@@ -402,6 +402,20 @@ public:
     return durability_;
   }
 
+  /// With a durable store: finished operations (done, failed, cancelled)
+  /// are deleted, with their outcome and attempt history, once they
+  /// finished longer than `age` ago (`work_store::prune`, called by the
+  /// queue). Must be greater than zero and at least `unique_window`.
+  /// Default: kept forever.
+  pool_options& retention(caf::timespan age) {
+    durability_.retention = age;
+    return *this;
+  }
+
+  const std::optional<caf::timespan>& retention() const noexcept {
+    return durability_.retention;
+  }
+
   /// Where the pool's log lines go. Default: `default_log_hook()` (spdlog's
   /// logger `"pool"`, stderr).
   pool_options& log(log_hook hook) {

@@ -45,6 +45,9 @@ using key_found_atom = caf::atom_constant<caf::atom("q_keyfound")>;
 using record_atom = caf::atom_constant<caf::atom("q_record")>;
 /// The queue's note to itself: commit the group and release its answers.
 using flush_atom = caf::atom_constant<caf::atom("q_flush")>;
+/// The queue's note to itself: delete what outlived the store's retention
+/// (`work_store::prune`).
+using prune_atom = caf::atom_constant<caf::atom("q_prune")>;
 
 constexpr count_atom count_v{};
 constexpr remove_atom remove_v{};
@@ -54,6 +57,7 @@ constexpr find_key_atom find_key_v{};
 constexpr key_found_atom key_found_v{};
 constexpr record_atom record_v{};
 constexpr flush_atom flush_v{};
+constexpr prune_atom prune_v{};
 
 } // namespace queue_msg
 

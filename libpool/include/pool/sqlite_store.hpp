@@ -2,12 +2,10 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <variant>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -16,12 +14,18 @@
 #include <caf/timespan.hpp>
 
 #include "pool/options.hpp"
+#include "pool/timed_queue.hpp"
 #include "pool/work_store.hpp"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace pool {
+
+namespace detail {
+
+class sqlite_db;
+class sqlite_group;
+class store_owner;
+
+} // namespace detail
 
 /// How a `sqlite_store` opens its file, as one value with chained setters.
 /// Setters never fail; `validate()` (called by `sqlite_store::open`) names
@@ -72,6 +76,19 @@ public:
     return verify_on_open_;
   }
 
+  /// Finished operations (done, failed, cancelled) are deleted, with
+  /// their outcome and history, once they finished longer than `age` ago
+  /// (`prune`, which the queue calls every `prune_interval()`). Must be
+  /// greater than zero. Default: kept forever.
+  sqlite_options& retention(caf::timespan age) {
+    retention_ = age;
+    return *this;
+  }
+
+  const std::optional<caf::timespan>& retention() const noexcept {
+    return retention_;
+  }
+
   /// Name of a registered SQLite VFS to use; empty (the default) for the
   /// platform's default VFS.
   sqlite_options& vfs(std::string name) {
@@ -92,6 +109,7 @@ private:
   caf::timespan busy_timeout_ = std::chrono::seconds(5);
   uint64_t max_size_ = 0;
   bool verify_on_open_ = true;
+  std::optional<caf::timespan> retention_;
   std::string vfs_;
 };
 
@@ -134,14 +152,29 @@ public:
   /// The schema version this build reads and writes.
   static constexpr int32_t schema_version = 1;
 
-  /// Opens or creates the store at `path`. Running operations of the
-  /// previous run are made due again (at-least-once). Fails with
-  /// `store_incompatible` for a file that is not a store of this schema
-  /// version, `store_corrupt` for a damaged one, `store_failed` when the
-  /// file cannot be created, read or written (e.g. a read-only directory),
-  /// `invalid_option` for bad `opts`. Blocks while reading the file.
+  /// Opens or creates the store at `path` and takes ownership of it.
+  /// Running operations of the previous run are made due again
+  /// (at-least-once). Fails with `store_in_use` while another store (in
+  /// this process or another) has the file open, naming its pid, host and
+  /// since when; `store_incompatible` for a file that is not a store of
+  /// this schema version, `store_corrupt` for a damaged one, `store_failed`
+  /// when the file cannot be created, read or written (e.g. a read-only
+  /// directory), `invalid_option` for bad `opts`. Blocks while reading the
+  /// file, never for the owner.
+  ///
+  /// Ownership is an exclusive `flock` on the sidecar file
+  /// `owner_file(path)`, which also names the owner. The kernel releases
+  /// it when the owner closes the store or its process ends in any way, so
+  /// the owner of a crashed process is taken over at once, and the file a
+  /// refused open leaves behind is never a stale lock. Keep the store on a
+  /// local file system (as SQLite's WAL mode requires anyway).
   static caf::expected<std::shared_ptr<sqlite_store>>
   open(caf::actor_system& sys, std::string path, sqlite_options opts = {});
+
+  /// The sidecar file that holds the owner's lock of the store at `path`:
+  /// `<path>-owner`, `path` with symbolic links resolved. It stays when the
+  /// store closes (empty then); delete it only with the store file.
+  static std::string owner_file(const std::string& path);
 
   ~sqlite_store() override;
 
@@ -153,6 +186,12 @@ public:
   const std::string& path() const noexcept {
     return path_;
   }
+
+  /// The owner the sidecar file still named when this store took the file
+  /// over: a process that ended without closing it (a crash, SIGKILL), as
+  /// "pid …, host …, since …"; empty when the previous owner closed the
+  /// store or there was none.
+  const std::string& taken_over_from() const noexcept;
 
   // -- work_store -------------------------------------------------------------
 
@@ -176,9 +215,7 @@ public:
 
   void discard() override;
 
-  std::vector<attempt_id> lost_pushes() const override {
-    return lost_;
-  }
+  std::vector<attempt_id> lost_pushes() const override;
 
   caf::error set_key(uint64_t operation, std::string key) override;
 
@@ -200,159 +237,61 @@ public:
 
   uint64_t last_operation_id() override;
 
+  /// A tenth of the retention, within [1 s, 10 min]; `nullopt` without
+  /// retention.
+  std::optional<caf::timespan> prune_interval() const override;
+
+  /// Without retention: 0. Records the highest id first, so that ids stay
+  /// unique when the newest rows go.
+  caf::expected<size_t> prune(time_point now, size_t limit) override;
+
 private:
-  /// The prepared statements, by index into `statements_`.
-  enum class sql : size_t {
-    begin,
-    commit,
-    rollback,
-    upsert,
-    mark_running,
-    mark_cancelled,
-    finish,
-    add_failure,
-    set_key,
-    select_queue,
-    select_operation,
-    select_history,
-    find_key,
-    count, // number of statements, not a statement
-  };
-
-  /// A value bound to a statement parameter: NULL, integer, text or blob.
-  using sql_value =
-      std::variant<std::nullptr_t, int64_t, std::string, std::vector<char>>;
-
-  /// One write of the open group other than a push. Kept until a commit
-  /// succeeds, so that a rolled-back group can be written again.
-  struct change {
-    sql statement;
-    std::vector<sql_value> args;
-    /// The operation whose queue entry this change takes out of the queue
-    /// (pop, remove, finish); 0 for none.
-    uint64_t leaves_queue = 0;
-  };
-
-  struct delayed_entry {
-    time_point due;
-    uint64_t seq;
-    work_record record;
-  };
-
-  /// Orders the heap so that its front is the earliest (due, seq).
-  struct later {
-    bool operator()(const delayed_entry& x,
-                    const delayed_entry& y) const noexcept {
-      return x.due != y.due ? x.due > y.due : x.seq > y.seq;
-    }
-  };
-
   sqlite_store(caf::actor_system& sys, std::string path);
 
   caf::error init(const sqlite_options& opts);
 
-  caf::error check_compatible(bool& fresh);
-
-  caf::error create_schema();
-
-  caf::error check_meta();
-
-  caf::error prepare_statements();
-
   /// Loads the queue from the file: rows with state `queued` and, at open,
-  /// `running` (then also records them in `unfinished_`).
+  /// `running` (then also records them in `unfinished_`); leaves out what
+  /// the group's kept changes take out of the queue.
   caf::error load_queue(bool at_open);
-
-  /// Builds an error of the pool category from SQLite's result code `rc`.
-  caf::error fail(int rc, const std::string& what) const;
-
-  /// Runs a statement without result rows (or ignoring them).
-  caf::error exec(const char* statement, const std::string& what);
-
-  /// Binds `args` to statement `s`, steps it to completion, resets it.
-  caf::error run(sql s, const std::vector<sql_value>& args,
-                 const std::string& what);
-
-  /// Binds `args` to statement `s` for reading rows; the caller steps it
-  /// and resets it. Text and blobs are bound without a copy: `args` must
-  /// outlive the steps.
-  caf::error bind(sql s, const std::vector<sql_value>& args,
-                  const std::string& what);
-
-  /// Writes a change into the open group, opening one if needed.
-  caf::error write(change x, const std::string& what);
-
-  /// Opens a group and writes the kept changes into it, if needed.
-  caf::error begin_group();
-
-  /// Rolls the open group back after `cause` and reloads the queue from the
-  /// file (plus the kept changes).
-  void abort_group(const caf::error& cause);
-
-  /// Makes every delayed entry due at `now` ready, in (due, seq) order.
-  void promote(time_point now);
 
   /// Drops `operation`'s entries from the in-memory queue.
   size_t drop(uint64_t operation);
-
-  /// Adds an entry to the in-memory queue.
-  void enqueue(work_record x, time_point due, uint64_t seq, time_point now);
 
   /// Reads the attempt history of `operation` into `out`.
   caf::error load_history(uint64_t operation,
                           std::vector<attempt_failure>& out);
 
-  /// Rolls back the open transaction, if any.
-  void rollback();
-
   /// Turns the exception being handled into an error and resynchronizes
   /// the in-memory queue with the file.
   caf::error on_exception() noexcept;
 
+  /// Records the outcome of `operation`: `blob` is its serialized result
+  /// (`done`) or error (`failed`).
   caf::error finish_impl(uint64_t operation, operation_state state,
-                         sql_value result, sql_value error, time_point now);
+                         std::vector<char> blob, time_point now);
 
   std::optional<operation_record> lookup_impl(uint64_t operation);
 
-  int64_t to_wall(time_point x) const noexcept;
-
-  time_point from_wall(int64_t x) const noexcept;
-
   caf::actor_system& sys_;
   std::string path_;
-  sqlite3* db_ = nullptr;
-  std::vector<sqlite3_stmt*> statements_;
+  /// Released last: no other store opens the file before this one closed.
+  std::unique_ptr<detail::store_owner> owner_;
+  std::unique_ptr<detail::sqlite_db> db_;
+  std::unique_ptr<detail::sqlite_group> group_;
   /// Wall clock minus actor clock, in nanoseconds, measured at open.
   int64_t wall_offset_ = 0;
+  std::optional<caf::timespan> retention_;
 
-  // The queue, mirrored in memory.
-  std::deque<work_record> ready_;
-  std::vector<delayed_entry> delayed_;
-  /// Number of in-memory queue entries per operation.
+  /// The queue, mirrored in memory.
+  timed_queue queue_;
+  /// Number of queue entries per operation.
   std::unordered_map<uint64_t, size_t> queued_;
-  uint64_t seq_ = 0;
   uint64_t last_id_ = 0;
 
   /// Keys set for operations that have no row yet.
   std::unordered_map<uint64_t, std::string> pending_keys_;
   std::vector<operation_record> unfinished_;
-
-  // Group commit.
-  bool in_group_ = false;
-  /// The kept changes must be written again before the next write.
-  bool replay_needed_ = false;
-  std::vector<change> changes_;
-  /// Pushes of the open group.
-  std::vector<attempt_id> group_pushes_;
-  /// Pushes of rolled-back groups, not yet reported by `commit()`.
-  std::vector<attempt_id> dropped_;
-  /// What rolled the first of those groups back.
-  caf::error rollback_cause_;
-  /// Pushes reported lost by the last `commit()`.
-  std::vector<attempt_id> lost_;
-  /// Set when the store cannot go on (its queue could not be reloaded);
-  /// every later call fails with it.
-  caf::error broken_;
 };
 
 /// The store `opts` asks for: a `sqlite_store` on `opts.durable_path()`

@@ -1,14 +1,15 @@
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <caf/actor_clock.hpp>
 #include <caf/error.hpp>
+#include <caf/expected.hpp>
 #include <caf/message.hpp>
 #include <caf/timespan.hpp>
 
@@ -16,6 +17,20 @@
 #include "pool/work_record.hpp"
 
 namespace pool {
+
+/// What a shared store learned from other stores since the last
+/// `work_store::poll_notifications()`.
+struct store_notifications {
+  /// Entries were added or taken back: counts and due times may have
+  /// changed (recount, offer work to sleeping workers).
+  bool work = false;
+  /// Operations that other stores finished (done, failed or cancelled):
+  /// their outcome is there for `lookup`.
+  std::vector<uint64_t> finished;
+  /// Notifications may have been lost (the listener reconnected, or too
+  /// many piled up): look up every operation still awaited.
+  bool missed = false;
+};
 
 /// The storage behind a queue actor. A store lives outside the queue actor
 /// (shared through `std::shared_ptr`) so that a crashed queue actor can be
@@ -65,6 +80,16 @@ public:
 
   /// Returns whether accepted work survives the process.
   virtual bool durable() const noexcept {
+    return false;
+  }
+
+  /// Returns whether other stores (other shepherds, other processes) share
+  /// this store's queue (`pg_store`). Then `pop_due` may hand out
+  /// operations that another shepherd accepted (adopt them; their history
+  /// is in `lookup`), outcomes of this shepherd's operations may arrive
+  /// through `poll_notifications`, counts are estimates, and a hand-out is
+  /// a change (commit after it). Default: false.
+  virtual bool shared() const noexcept {
     return false;
   }
 
@@ -155,32 +180,59 @@ public:
   virtual uint64_t last_operation_id() {
     return 0;
   }
+
+  // -- shared stores: leases and notifications --------------------------------
+
+  /// How often the queue must call `renew_leases`; `nullopt` (the default)
+  /// for a store without leases.
+  virtual std::optional<caf::timespan> lease_interval() const {
+    return std::nullopt;
+  }
+
+  /// Renews the leases of every attempt this store handed out and has not
+  /// seen finished, and takes back the expired leases of other stores of
+  /// the queue (each a failed attempt in the history, the operation due
+  /// again). Returns the operations whose lease this store lost (taken
+  /// back by another store): their attempts are stale. A change: commit
+  /// after it. Default: none.
+  virtual caf::expected<std::vector<uint64_t>>
+  renew_leases(time_point /* now */) {
+    return std::vector<uint64_t>{};
+  }
+
+  /// Sets the function called when notifications arrive (new work,
+  /// outcomes), and at least every safety-poll interval without them. It
+  /// runs on another thread: it must only wake the queue (e.g. send it a
+  /// message), which then calls `poll_notifications`. Default: ignored.
+  virtual void set_wakeup(std::function<void()> /* f */) {
+    // nop
+  }
+
+  /// Returns and clears what arrived since the last call. Never blocks.
+  /// Default: nothing.
+  virtual store_notifications poll_notifications() {
+    return {};
+  }
+
+  // -- retention --------------------------------------------------------------
+
+  /// How often the queue should call `prune`; `nullopt` (the default) when
+  /// the store keeps finished operations forever.
+  virtual std::optional<caf::timespan> prune_interval() const {
+    return std::nullopt;
+  }
+
+  /// Deletes at most `limit` operations that finished (done, failed or
+  /// cancelled) longer than the store's retention before `now` (the
+  /// queue's clock), oldest first, with their outcomes and attempt
+  /// histories; ids are never reused. Returns how many went: when that is
+  /// `limit`, more may be due, so call again soon. Written like every
+  /// other change: durable with the next `commit()`. May block on I/O.
+  /// Default: 0.
+  virtual caf::expected<size_t> prune(time_point /* now */,
+                                      size_t /* limit */) {
+    return size_t{0};
+  }
 };
-
-namespace detail {
-
-/// Drops every entry of `operation` from the in-memory index of a store: a
-/// FIFO of due `work_record`s and a heap of delayed entries (each with a
-/// `record` member) ordered by `later`. Returns how many there were.
-/// Linear: cancellation is rare next to enqueue and dequeue.
-template <class Ready, class Delayed, class Later>
-size_t erase_operation(Ready& ready, Delayed& delayed, uint64_t operation,
-                       Later later) {
-  auto before = ready.size() + delayed.size();
-  ready.erase(std::remove_if(ready.begin(), ready.end(),
-                             [operation](const work_record& x) {
-                               return x.id.operation == operation;
-                             }),
-              ready.end());
-  delayed.erase(std::remove_if(delayed.begin(), delayed.end(),
-                               [operation](const auto& x) {
-                                 return x.record.id.operation == operation;
-                               }),
-                delayed.end());
-  std::make_heap(delayed.begin(), delayed.end(), later);
-  return before - ready.size() - delayed.size();
-}
-
-} // namespace detail
 
 } // namespace pool

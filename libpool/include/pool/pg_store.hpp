@@ -1,0 +1,356 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+#include <caf/timespan.hpp>
+
+#include "pool/work_store.hpp"
+
+namespace pool {
+
+namespace detail {
+
+class pg_conn;
+class pg_group;
+class pg_listener;
+
+} // namespace detail
+
+/// How a `pg_store` works with its database, as one value with chained
+/// setters. Setters never fail; `validate()` (called by `pg_store::open`)
+/// names the first bad field. Plain value: copy it freely, from any thread.
+class pg_options {
+public:
+  /// The queue's name: stores that name the same queue in the same
+  /// database and schema share it. 1 to 200 bytes; default "default".
+  pg_options& queue(std::string x) {
+    queue_ = std::move(x);
+    return *this;
+  }
+
+  const std::string& queue() const noexcept {
+    return queue_;
+  }
+
+  /// The PostgreSQL schema that holds the pool's tables (created if
+  /// missing; every queue of the database can share it). Lower-case
+  /// letters, digits and `_`, not starting with a digit, at most 63 bytes;
+  /// default "pool".
+  pg_options& schema(std::string x) {
+    schema_ = std::move(x);
+    return *this;
+  }
+
+  const std::string& schema() const noexcept {
+    return schema_;
+  }
+
+  /// How long a claimed attempt stays leased to this store without a
+  /// renewal (`renew_leases`, due every `lease / 3`); an attempt whose
+  /// lease expired is taken back by any store of the queue, counted as a
+  /// failed attempt. At least 1 s; default 30 s.
+  pg_options& lease(caf::timespan x) {
+    lease_ = x;
+    return *this;
+  }
+
+  caf::timespan lease() const noexcept {
+    return lease_;
+  }
+
+  /// At most `n` attempts of the queue run at once, across every store
+  /// and process (live leases); claims then serialize on a lock per queue.
+  /// Default: no limit.
+  pg_options& concurrency_limit(size_t n) {
+    concurrency_limit_ = n;
+    return *this;
+  }
+
+  const std::optional<size_t>& concurrency_limit() const noexcept {
+    return concurrency_limit_;
+  }
+
+  /// Finished operations of the queue are deleted once they finished
+  /// longer than `age` ago (`prune`). Must be greater than zero. Default:
+  /// kept forever.
+  pg_options& retention(caf::timespan age) {
+    retention_ = age;
+    return *this;
+  }
+
+  const std::optional<caf::timespan>& retention() const noexcept {
+    return retention_;
+  }
+
+  /// Without notifications for this long, the store wakes its queue
+  /// anyway (the slow safety poll: notifications lost in a reconnect, due
+  /// times of delayed entries). At least 100 ms; default 5 s.
+  pg_options& safety_poll(caf::timespan x) {
+    safety_poll_ = x;
+    return *this;
+  }
+
+  caf::timespan safety_poll() const noexcept {
+    return safety_poll_;
+  }
+
+  /// How many due entries one claim takes at most (one round trip); the
+  /// rest wait in this store, leased to it, for the next `pop_due`.
+  /// 1 to 1000; default 8.
+  pg_options& claim_batch(size_t n) {
+    claim_batch_ = n;
+    return *this;
+  }
+
+  size_t claim_batch() const noexcept {
+    return claim_batch_;
+  }
+
+  /// How long connecting may take (libpq's `connect_timeout`, unless the
+  /// conninfo sets one). 1 s to 1 h; default 5 s.
+  pg_options& connect_timeout(caf::timespan x) {
+    connect_timeout_ = x;
+    return *this;
+  }
+
+  caf::timespan connect_timeout() const noexcept {
+    return connect_timeout_;
+  }
+
+  /// Returns `pool_errc::invalid_option` naming the first bad field, or
+  /// `none`.
+  caf::error validate() const;
+
+private:
+  std::string queue_ = "default";
+  std::string schema_ = "pool";
+  caf::timespan lease_ = std::chrono::seconds(30);
+  std::optional<size_t> concurrency_limit_;
+  std::optional<caf::timespan> retention_;
+  caf::timespan safety_poll_ = std::chrono::seconds(5);
+  size_t claim_batch_ = 8;
+  caf::timespan connect_timeout_ = std::chrono::seconds(5);
+};
+
+/// A durable store shared by many stores in many processes: the queue and
+/// every operation's outcome in PostgreSQL tables. See docs/postgres.md.
+///
+/// - Entries are claimed with `SELECT ... FOR UPDATE SKIP LOCKED`: two
+///   stores never hand out the same entry. A claimed attempt is leased to
+///   this store (`renew_leases` keeps the leases alive; any store of the
+///   queue takes back an expired one, counting it as a failed attempt with
+///   history: at-least-once).
+/// - Fencing: each claim gets a token; `finish`, `note_failure`, `remove`
+///   and a retry's `push` of an attempt whose lease was taken back fail
+///   with `pool_errc::lease_lost` and change nothing: the late outcome is
+///   stale.
+/// - Changes go into one open transaction that `commit()` ends (group
+///   commit); nothing is durable before `commit()` returned `none`.
+/// - Unique keys: an unfinished operation's key is unique per queue (a
+///   unique index), so `set_key` or `push` of a key that another store
+///   took fails with `pool_errc::key_taken` carrying the other id.
+/// - `LISTEN/NOTIFY`: commits with new entries or outcomes notify the
+///   queue's channel; a listener thread calls the `set_wakeup` callback,
+///   and `poll_notifications` says what happened.
+/// - Operation ids come from a block reserved at open (block << 32), so
+///   stores never number alike.
+///
+/// Payloads, results and errors are stored with CAF's binary serializer,
+/// as in `sqlite_store`. Times are the server's clock (the offset to the
+/// actor clock is measured at open and at each lease renewal), so that
+/// stores on several hosts agree on due times and leases.
+///
+/// Thread safety: as any `work_store`, used by one actor at a time, except
+/// for `set_wakeup`'s callback, which runs on the listener thread. Every
+/// member may block on the network. No exception escapes any member.
+class pg_store final : public work_store {
+public:
+  /// Application name in the schema's `meta` table.
+  static constexpr const char* application = "caf-pool";
+
+  /// The schema version this build reads and writes; older schemas are
+  /// migrated at open.
+  static constexpr int32_t schema_version = 2;
+
+  /// Connects to the server `conninfo` names (a `postgres://` URI or
+  /// `key=value` pairs, as libpq takes them), creates or migrates the
+  /// schema, and starts the listener thread. Fails with `invalid_option`
+  /// for a conninfo that does not parse or bad `opts`; `store_failed` when
+  /// the server cannot be reached, refuses the login or TLS, or the user
+  /// may not create the schema; `store_incompatible` for a schema of that
+  /// name that belongs to another program or to a newer version. Nothing
+  /// is created unless the whole schema is. Blocks while connecting.
+  static caf::expected<std::shared_ptr<pg_store>>
+  open(caf::actor_system& sys, std::string conninfo, pg_options opts = {});
+
+  ~pg_store() override;
+
+  pg_store(const pg_store&) = delete;
+
+  pg_store& operator=(const pg_store&) = delete;
+
+  /// The server, as `postgres://user@host:port/dbname` (no password).
+  const std::string& target() const noexcept;
+
+  /// This store's name in leases and attempt histories: host, pid and id
+  /// block.
+  const std::string& owner() const noexcept {
+    return owner_;
+  }
+
+  const pg_options& options() const noexcept {
+    return opts_;
+  }
+
+  // -- work_store -------------------------------------------------------------
+
+  caf::error push(work_record x, time_point due, time_point now) override;
+
+  std::optional<work_record> pop_due(time_point now) override;
+
+  std::optional<time_point> next_due(time_point now) override;
+
+  size_t remove(uint64_t operation) override;
+
+  size_t available(time_point now) override;
+
+  size_t delayed(time_point now) override;
+
+  bool durable() const noexcept override {
+    return true;
+  }
+
+  bool shared() const noexcept override {
+    return true;
+  }
+
+  caf::error commit() override;
+
+  void discard() override;
+
+  std::vector<attempt_id> lost_pushes() const override;
+
+  caf::error set_key(uint64_t operation, std::string key) override;
+
+  std::optional<uint64_t> find_key(const std::string& key, time_point now,
+                                   caf::timespan window) override;
+
+  caf::error note_failure(uint64_t operation,
+                          const attempt_failure& x) override;
+
+  caf::error finish(uint64_t operation, const caf::message& result,
+                    time_point now) override;
+
+  caf::error finish(uint64_t operation, const caf::error& failure,
+                    time_point now) override;
+
+  std::optional<operation_record> lookup(uint64_t operation) override;
+
+  uint64_t last_operation_id() override;
+
+  std::optional<caf::timespan> lease_interval() const override;
+
+  caf::expected<std::vector<uint64_t>> renew_leases(time_point now) override;
+
+  std::optional<caf::timespan> prune_interval() const override;
+
+  caf::expected<size_t> prune(time_point now, size_t limit) override;
+
+  void set_wakeup(std::function<void()> f) override;
+
+  store_notifications poll_notifications() override;
+
+private:
+  /// A claim of this store: the lease token that fences it.
+  struct held_attempt {
+    uint32_t attempt;
+    int64_t token;
+  };
+
+  /// A claimed entry not handed out yet.
+  struct claimed_entry {
+    work_record record;
+    /// Claimed in the open group (gone if it rolls back).
+    bool in_group;
+  };
+
+  /// Cached counts of the queue's unclaimed entries.
+  struct queue_counts {
+    size_t available = 0;
+    size_t delayed = 0;
+    std::optional<int64_t> next_due;
+    int64_t read_at = 0;
+    bool stale = true;
+  };
+
+  pg_store(caf::actor_system& sys, std::string conninfo, pg_options opts);
+
+  caf::error init();
+
+  /// Measures the offset between the server's clock and the actor clock.
+  caf::error sync_clock();
+
+  /// Claims up to `claim_batch` due entries into `claimed_`.
+  caf::error claim(time_point now);
+
+  /// Takes back expired leases of the queue (any store's); records each as
+  /// a failed attempt.
+  caf::error reclaim(time_point now);
+
+  /// Reads the counts again when stale, at most every 20 ms.
+  void refresh_counts(time_point now);
+
+  /// Outside a group, opens a lost connection again (before a read).
+  caf::error reconnect_if_idle();
+
+  /// After a rollback: drops what the group had claimed.
+  caf::error after_rollback();
+
+  caf::error finish_impl(uint64_t operation, int state,
+                         std::vector<char> result, std::vector<char> error,
+                         time_point now);
+
+  /// `lease_lost` for `operation`, saying `why`.
+  caf::error lease_lost(uint64_t operation, const std::string& why) const;
+
+  caf::error on_exception() noexcept;
+
+  int64_t to_server(time_point x) const noexcept;
+
+  time_point from_server(int64_t x) const noexcept;
+
+  caf::actor_system& sys_;
+  pg_options opts_;
+  std::unique_ptr<detail::pg_conn> db_;
+  std::unique_ptr<detail::pg_group> group_;
+  std::unique_ptr<detail::pg_listener> listener_;
+  std::string conninfo_;
+  std::string owner_;
+  /// The notification channel of the queue.
+  std::string channel_;
+  /// Server clock minus actor clock, in nanoseconds.
+  int64_t clock_offset_ = 0;
+  /// The first id of this store's block, and the last id pushed from it.
+  uint64_t id_base_ = 0;
+  uint64_t last_id_ = 0;
+  std::unordered_map<uint64_t, held_attempt> held_;
+  std::vector<claimed_entry> claimed_;
+  queue_counts counts_;
+  /// Keys set for operations that have no row yet.
+  std::unordered_map<uint64_t, std::string> pending_keys_;
+  /// What the open group must notify at its commit.
+  bool notify_work_ = false;
+  std::vector<uint64_t> notify_finished_;
+};
+
+} // namespace pool

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include <caf/actor_clock.hpp>
+
+#include "pool/work_record.hpp"
+
+namespace pool {
+
+/// The in-memory queue of a store: entries become available at their due
+/// time and come out in order of (due time, insertion sequence), never
+/// before they are due. Due entries sit in a FIFO; delayed ones in a binary
+/// heap ordered by (due, seq) that moves them to the FIFO once due.
+///
+/// Shared by `memory_store` (it is the whole store) and `sqlite_store` (it
+/// mirrors the file's queue, so reads never touch the file). Plain value,
+/// not synchronized: used by one store at a time. Never blocks.
+class timed_queue {
+public:
+  using time_point = caf::actor_clock::time_point;
+
+  /// Adds `x`, due at `due`, with the next insertion sequence number.
+  /// `now` is the caller's current time. Returns the sequence number used.
+  uint64_t push(work_record x, time_point due, time_point now);
+
+  /// Adds `x` with sequence number `seq` (as stored by a durable store);
+  /// later pushes number after it. Entries due already move to the FIFO at
+  /// the next call that knows the time, in (due, seq) order, ahead of
+  /// anything pushed after them.
+  void restore(work_record x, time_point due, uint64_t seq);
+
+  /// Removes and returns the first entry due at `now`, if any.
+  std::optional<work_record> pop_due(time_point now);
+
+  /// The due time of the earliest entry not yet due at `now`.
+  std::optional<time_point> next_due(time_point now);
+
+  /// Removes every entry of `operation`; returns how many there were.
+  /// Linear in the queue's size: cancellation is rare next to push and pop.
+  size_t remove(uint64_t operation);
+
+  /// Number of entries due at `now`.
+  size_t available(time_point now);
+
+  /// Number of entries not yet due at `now`.
+  size_t delayed(time_point now);
+
+  /// Number of entries, due or not.
+  size_t size() const noexcept {
+    return ready_.size() + delayed_.size();
+  }
+
+  /// Drops every entry; sequence numbers keep counting.
+  void clear() noexcept;
+
+  /// The sequence number the next `push` uses.
+  uint64_t next_seq() const noexcept {
+    return seq_;
+  }
+
+private:
+  struct delayed_entry {
+    time_point due;
+    uint64_t seq;
+    work_record record;
+  };
+
+  /// Orders the heap so that its front is the earliest (due, seq).
+  struct later {
+    bool operator()(const delayed_entry& x,
+                    const delayed_entry& y) const noexcept {
+      return x.due != y.due ? x.due > y.due : x.seq > y.seq;
+    }
+  };
+
+  /// Moves every delayed entry due at `now` to the FIFO, in order.
+  void promote(time_point now);
+
+  std::deque<work_record> ready_;
+  std::vector<delayed_entry> delayed_;
+  uint64_t seq_ = 0;
+};
+
+} // namespace pool

@@ -1,0 +1,408 @@
+#include "pool/pg_store.hpp"
+
+// The records of a `pg_store`: outcomes, attempt histories, unique keys,
+// lookups, leases and pruning. The queue itself is in pg_store.cpp.
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <caf/actor_system.hpp>
+#include <fmt/format.h>
+
+#include "pg_conn.hpp"
+#include "pg_group.hpp"
+#include "pg_schema.hpp"
+#include "pool/errors.hpp"
+#include "store_codec.hpp"
+
+namespace pool {
+
+using detail::pg_change;
+using detail::pg_sql;
+
+namespace {
+
+/// Expired leases taken back per renewal.
+constexpr int64_t reclaim_batch = 100;
+
+std::string name_of(pg_sql s) {
+  return detail::pg_statement_name(s);
+}
+
+} // namespace
+
+// -- keys ---------------------------------------------------------------------
+
+caf::error pg_store::set_key(uint64_t operation, std::string key) {
+  try {
+    if (auto& broken = group_->broken())
+      return broken;
+    // Checked here for a clear answer; the unique index decides at the
+    // push, should another store take the key in the meantime.
+    if (auto err = reconnect_if_idle())
+      return err;
+    auto owner = group_->read([&] {
+      return db_->run(name_of(pg_sql::key_owner), {opts_.queue(), key},
+                      "looking up key " + key);
+    });
+    if (!owner)
+      return std::move(owner.error());
+    if (PQntuples(owner->get()) > 0) {
+      auto other = static_cast<uint64_t>(detail::pg_int(owner->get(), 0, 0));
+      if (other != operation)
+        return caf::make_error(pool_errc::key_taken, key, other);
+    }
+    pending_keys_[operation] = std::move(key);
+    return caf::none;
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+std::optional<uint64_t> pg_store::find_key(const std::string& key,
+                                           time_point now,
+                                           caf::timespan window) {
+  try {
+    if (group_->broken() || reconnect_if_idle())
+      return std::nullopt;
+    auto res = group_->read([&] {
+      return db_->run(name_of(pg_sql::find_key),
+                      {opts_.queue(), key, to_server(now) - window.count()},
+                      "finding a key");
+    });
+    // An error reads as "not found": the caller then runs the operation,
+    // which at-least-once delivery allows.
+    if (!res || PQntuples(res->get()) == 0)
+      return std::nullopt;
+    return static_cast<uint64_t>(detail::pg_int(res->get(), 0, 0));
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return std::nullopt;
+  }
+}
+
+// -- outcomes and histories ---------------------------------------------------
+
+caf::error pg_store::note_failure(uint64_t operation,
+                                  const attempt_failure& x) {
+  try {
+    if (auto& broken = group_->broken())
+      return broken;
+    auto held = held_.find(operation);
+    if (held == held_.end())
+      return lease_lost(operation, "this store does not hold the operation "
+                                   "(never claimed it here, or lost its "
+                                   "lease): the failure is stale");
+    auto what =
+        fmt::format("recording the failure of op#{}/{}", operation, x.attempt);
+    std::vector<char> reason;
+    if (auto err = detail::save(sys_, x.reason, reason))
+      return caf::make_error(
+          pool_errc::store_failed, db_->target(),
+          what + ": cannot serialize the error: " + describe(err));
+    pg_change c;
+    c.statement = pg_sql::add_failure_held;
+    c.operation = operation;
+    c.fenced = true;
+    c.args = {detail::as_int64(operation),
+              int64_t{x.attempt},
+              int64_t{x.after_submit.count()},
+              std::move(reason),
+              owner_,
+              held->second.token};
+    return group_->write(std::move(c), what);
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+caf::error pg_store::finish(uint64_t operation, const caf::message& result,
+                            time_point now) {
+  try {
+    std::vector<char> blob;
+    if (auto err = detail::save(sys_, result, blob))
+      return caf::make_error(pool_errc::store_failed, db_->target(),
+                             fmt::format("recording the result of op#{}: "
+                                         "cannot serialize it: {}",
+                                         operation, describe(err)));
+    return finish_impl(operation, static_cast<int>(operation_state::done),
+                       std::move(blob), {}, now);
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+caf::error pg_store::finish(uint64_t operation, const caf::error& failure,
+                            time_point now) {
+  try {
+    std::vector<char> blob;
+    if (auto err = detail::save(sys_, failure, blob))
+      return caf::make_error(pool_errc::store_failed, db_->target(),
+                             fmt::format("recording the failure of op#{}: "
+                                         "cannot serialize it: {}",
+                                         operation, describe(err)));
+    return finish_impl(operation, static_cast<int>(operation_state::failed), {},
+                       std::move(blob), now);
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+caf::error pg_store::finish_impl(uint64_t operation, int state,
+                                 std::vector<char> result,
+                                 std::vector<char> error, time_point now) {
+  if (auto& broken = group_->broken())
+    return broken;
+  detail::db_value result_value = nullptr;
+  detail::db_value error_value = nullptr;
+  if (!result.empty())
+    result_value = std::move(result);
+  if (!error.empty())
+    error_value = std::move(error);
+  pg_change c;
+  c.operation = operation;
+  c.fenced = true;
+  c.args = {detail::as_int64(operation), int64_t{state},
+            std::move(result_value), std::move(error_value), to_server(now)};
+  // A held attempt only with its lease; an operation this store never
+  // claimed only while nobody runs it (a queued one failed by a drain).
+  auto held = held_.find(operation);
+  if (held != held_.end()) {
+    c.statement = pg_sql::finish_held;
+    c.args.emplace_back(owner_);
+    c.args.emplace_back(held->second.token);
+  } else {
+    c.statement = pg_sql::finish_queued;
+  }
+  auto err = group_->write(std::move(c), fmt::format("recording the outcome "
+                                                     "of op#{}",
+                                                     operation));
+  if (err)
+    return err;
+  held_.erase(operation);
+  notify_finished_.push_back(operation);
+  return caf::none;
+}
+
+size_t pg_store::remove(uint64_t operation) {
+  try {
+    if (group_->broken())
+      return 0;
+    size_t result = 0;
+    auto claimed = std::find_if(claimed_.begin(), claimed_.end(),
+                                [operation](const claimed_entry& x) {
+                                  return x.record.id.operation == operation;
+                                });
+    if (claimed != claimed_.end()) {
+      claimed_.erase(claimed);
+      result = 1;
+    }
+    pg_change c;
+    c.operation = operation;
+    c.fenced = true;
+    c.args = {detail::as_int64(operation), to_server(sys_.clock().now())};
+    auto held = held_.find(operation);
+    if (held != held_.end()) {
+      c.statement = pg_sql::cancel_held;
+      c.args.emplace_back(owner_);
+      c.args.emplace_back(held->second.token);
+    } else {
+      c.statement = pg_sql::cancel_queued;
+    }
+    // Refused when another store runs or finished it: nothing to remove.
+    if (group_->write(std::move(c), fmt::format("cancelling op#{}", operation)))
+      return result;
+    if (held == held_.end()) {
+      result = 1;
+      counts_.stale = true;
+    } else {
+      held_.erase(held);
+    }
+    notify_finished_.push_back(operation);
+    return result;
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return 0;
+  }
+}
+
+std::optional<operation_record> pg_store::lookup(uint64_t operation) {
+  try {
+    if (group_->broken())
+      return std::nullopt;
+    if (reconnect_if_idle())
+      return std::nullopt;
+    auto row = group_->read([&] {
+      return db_->run(name_of(pg_sql::select_operation),
+                      {detail::as_int64(operation)}, "looking up");
+    });
+    if (!row || PQntuples(row->get()) == 0)
+      return std::nullopt;
+    auto res = row->get();
+    operation_record x;
+    x.id = operation;
+    x.state = static_cast<operation_state>(detail::pg_int(res, 0, 0));
+    x.attempt = static_cast<uint32_t>(detail::pg_int(res, 0, 1));
+    x.key = detail::pg_text(res, 0, 5);
+    auto load = [&](int col, auto& out) {
+      return detail::load(sys_, PQgetvalue(res, 0, col),
+                          static_cast<size_t>(PQgetlength(res, 0, col)), out);
+    };
+    if (load(2, x.payload))
+      return std::nullopt;
+    if (!detail::pg_null(res, 0, 3) && load(3, x.result))
+      return std::nullopt;
+    if (!detail::pg_null(res, 0, 4) && load(4, x.error))
+      return std::nullopt;
+    auto history = group_->read([&] {
+      return db_->run(name_of(pg_sql::select_history),
+                      {detail::as_int64(operation)},
+                      "reading an attempt history");
+    });
+    if (!history)
+      return std::nullopt;
+    auto h = history->get();
+    for (int i = 0; i < PQntuples(h); ++i) {
+      attempt_failure f;
+      f.attempt = static_cast<uint32_t>(detail::pg_int(h, i, 0));
+      f.after_submit = caf::timespan{detail::pg_int(h, i, 1)};
+      if (detail::load(sys_, PQgetvalue(h, i, 2),
+                       static_cast<size_t>(PQgetlength(h, i, 2)), f.reason))
+        return std::nullopt;
+      x.history.push_back(std::move(f));
+    }
+    return x;
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return std::nullopt;
+  }
+}
+
+// -- leases -------------------------------------------------------------------
+
+std::optional<caf::timespan> pg_store::lease_interval() const {
+  return opts_.lease() / 3;
+}
+
+caf::expected<std::vector<uint64_t>> pg_store::renew_leases(time_point now) {
+  try {
+    // The server's clock drifts from ours: measure again (outside a
+    // transaction; a failure keeps the old offset).
+    if (!group_->open() && db_->ok())
+      static_cast<void>(sync_clock());
+    auto t = to_server(now);
+    auto body = [&]() -> caf::expected<std::vector<uint64_t>> {
+      auto res = db_->run(name_of(pg_sql::renew),
+                          {opts_.queue(), owner_, t + opts_.lease().count()},
+                          "renewing leases");
+      if (!res)
+        return std::move(res.error());
+      std::unordered_set<uint64_t> renewed;
+      for (int i = 0; i < PQntuples(res->get()); ++i) {
+        auto id = static_cast<uint64_t>(detail::pg_int(res->get(), i, 0));
+        auto held = held_.find(id);
+        if (held != held_.end() &&
+            held->second.token == detail::pg_int(res->get(), i, 1))
+          renewed.insert(id);
+      }
+      std::vector<uint64_t> lost;
+      for (auto& [id, x] : held_)
+        if (renewed.count(id) == 0)
+          lost.push_back(id);
+      if (auto err = reclaim(now))
+        return err;
+      return lost;
+    };
+    auto lost = detail::in_group_or_alone(*group_, *db_, body, [] {});
+    if (!lost)
+      return std::move(lost.error());
+    for (auto id : *lost) {
+      held_.erase(id);
+      claimed_.erase(std::remove_if(claimed_.begin(), claimed_.end(),
+                                    [id](const claimed_entry& x) {
+                                      return x.record.id.operation == id;
+                                    }),
+                     claimed_.end());
+    }
+    return std::move(*lost);
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+caf::error pg_store::reclaim(time_point now) {
+  auto t = to_server(now);
+  auto res =
+      db_->run(name_of(pg_sql::reclaim), {opts_.queue(), t, reclaim_batch},
+               "taking back expired leases");
+  if (!res)
+    return std::move(res.error());
+  auto rows = PQntuples(res->get());
+  for (int i = 0; i < rows; ++i) {
+    auto id = detail::pg_int(res->get(), i, 0);
+    auto attempt = detail::pg_int(res->get(), i, 1);
+    auto owner = detail::pg_text(res->get(), i, 2);
+    auto submitted = detail::pg_int(res->get(), i, 4);
+    auto reason = caf::make_error(
+        pool_errc::lease_lost, fmt::format("op#{}/{}", id, attempt),
+        fmt::format("the lease of {} expired; taken back by {}", owner,
+                    owner_));
+    std::vector<char> blob;
+    if (auto err = detail::save(sys_, reason, blob))
+      return err;
+    auto added = db_->run(name_of(pg_sql::add_failure),
+                          {id, attempt, t - submitted, std::move(blob)},
+                          "recording an expired lease");
+    if (!added)
+      return std::move(added.error());
+  }
+  if (rows > 0) {
+    // With this transaction: the others may claim them once it commits.
+    auto sent = db_->run(name_of(pg_sql::notify), {channel_, owner_ + " w"},
+                         "notifying");
+    if (!sent)
+      return std::move(sent.error());
+    counts_.stale = true;
+  }
+  return caf::none;
+}
+
+// -- retention ----------------------------------------------------------------
+
+std::optional<caf::timespan> pg_store::prune_interval() const {
+  if (!opts_.retention())
+    return std::nullopt;
+  caf::timespan lo = std::chrono::seconds(1);
+  caf::timespan hi = std::chrono::minutes(10);
+  return std::clamp(*opts_.retention() / 10, lo, hi);
+}
+
+caf::expected<size_t> pg_store::prune(time_point now, size_t limit) {
+  try {
+    if (!opts_.retention() || limit == 0)
+      return size_t{0};
+    auto before = to_server(now) - opts_.retention()->count();
+    auto body = [&]() -> caf::expected<size_t> {
+      // One store of the database prunes at a time; the others skip.
+      auto lock = db_->run(name_of(pg_sql::try_lock),
+                           {opts_.schema() + "/prune"}, "locking for pruning");
+      if (!lock)
+        return std::move(lock.error());
+      if (detail::pg_int(lock->get(), 0, 0) == 0)
+        return size_t{0};
+      auto res =
+          db_->run(name_of(pg_sql::prune),
+                   {opts_.queue(), before,
+                    static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX))},
+                   "pruning finished operations");
+      if (!res)
+        return std::move(res.error());
+      return static_cast<size_t>(std::atoll(PQcmdTuples(res->get())));
+    };
+    return detail::in_group_or_alone(*group_, *db_, body, [] {});
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+} // namespace pool

@@ -1,0 +1,327 @@
+#include "pg_schema.hpp"
+
+#include <array>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "pool/errors.hpp"
+#include "pool/pg_store.hpp"
+
+namespace pool::detail {
+
+namespace {
+
+// The migrations: `migrations[i]` makes version i + 1 of version i. `{s}`
+// stands for the schema. Times are nanoseconds of the server's clock since
+// the Unix epoch; `state` holds `operation_state` values.
+constexpr const char* migrations[] = {
+    // 1: the queue, outcomes and histories.
+    R"sql(
+CREATE TABLE {s}.meta (
+  name text PRIMARY KEY,
+  value text NOT NULL
+);
+CREATE SEQUENCE {s}.id_blocks;
+CREATE SEQUENCE {s}.entry_seq;
+CREATE TABLE {s}.operations (
+  id bigint PRIMARY KEY,
+  queue text NOT NULL,
+  state smallint NOT NULL,
+  attempt integer NOT NULL,
+  due bigint NOT NULL,
+  seq bigint NOT NULL DEFAULT nextval('{s}.entry_seq'),
+  payload bytea NOT NULL,
+  result bytea,
+  error bytea,
+  key text,
+  submitted bigint NOT NULL,
+  finished bigint
+);
+CREATE INDEX operations_due ON {s}.operations (queue, due, seq)
+  WHERE state = 0;
+CREATE UNIQUE INDEX operations_key ON {s}.operations (queue, key)
+  WHERE key IS NOT NULL AND state <= 1;
+CREATE INDEX operations_key_finished ON {s}.operations (queue, key, finished)
+  WHERE key IS NOT NULL AND state IN (2, 3);
+CREATE TABLE {s}.failures (
+  operation bigint NOT NULL REFERENCES {s}.operations (id)
+    ON DELETE CASCADE,
+  n bigint GENERATED ALWAYS AS IDENTITY,
+  attempt integer NOT NULL,
+  after_submit bigint NOT NULL,
+  reason bytea NOT NULL
+);
+CREATE INDEX failures_operation ON {s}.failures (operation, n);
+INSERT INTO {s}.meta (name, value)
+  VALUES ('application', 'caf-pool'), ('schema_version', '1');
+)sql",
+    // 2: leases (shared queues) and retention.
+    R"sql(
+ALTER TABLE {s}.operations
+  ADD COLUMN owner text,
+  ADD COLUMN lease_until bigint,
+  ADD COLUMN lease_token bigint NOT NULL DEFAULT 0;
+CREATE INDEX operations_leases ON {s}.operations (queue, lease_until)
+  WHERE state = 1;
+CREATE INDEX operations_finished ON {s}.operations (queue, finished)
+  WHERE state >= 2;
+UPDATE {s}.meta SET value = '2' WHERE name = 'schema_version';
+)sql",
+};
+
+static_assert(std::size(migrations) == pg_store::schema_version);
+
+// Indexed by `pg_sql`.
+constexpr const char* statement_sql[] = {
+    // push: $1 id, $2 queue, $3 attempt, $4 due (NULL: now by the server's
+    // clock, so that every store sees it due at once), $5 payload, $6 key,
+    // $7 submitted, $8 owner, $9 token (NULL unless a held retry).
+    "INSERT INTO {s}.operations AS o (id, queue, state, attempt, due, "
+    "payload, key, submitted) VALUES ($1, $2, 0, $3, coalesce($4::bigint, "
+    "{now}), $5, $6, $7) "
+    "ON CONFLICT (id) DO UPDATE SET state = 0, attempt = excluded.attempt, "
+    "due = excluded.due, seq = nextval('{s}.entry_seq'), "
+    "payload = excluded.payload, key = coalesce(excluded.key, o.key), "
+    "result = NULL, error = NULL, finished = NULL, owner = NULL, "
+    "lease_until = NULL WHERE o.state = 0 OR (o.state = 1 AND "
+    "o.owner = $8::text AND o.lease_token = $9::bigint) RETURNING o.id",
+    // claim: $1 queue, $2 now, $3 limit, $4 owner, $5 lease until.
+    "WITH picked AS (SELECT id FROM {s}.operations WHERE queue = $1 AND "
+    "state = 0 AND due <= greatest($2, {now}) ORDER BY due, seq LIMIT $3 "
+    "FOR UPDATE SKIP "
+    "LOCKED) UPDATE {s}.operations o SET state = 1, owner = $4, "
+    "lease_until = $5, lease_token = o.lease_token + 1 FROM picked "
+    "WHERE o.id = picked.id "
+    "RETURNING o.id, o.attempt, o.payload, o.lease_token, o.due, o.seq",
+    // count_leases: $1 queue, $2 now.
+    "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
+    "lease_until >= $2",
+    // lock / try_lock: $1 name (until the end of the transaction).
+    "SELECT pg_advisory_xact_lock(1128351312, hashtext($1))",
+    "SELECT pg_try_advisory_xact_lock(1128351312, hashtext($1))",
+    // finish_held: $1 id, $2 state, $3 result, $4 error, $5 finished,
+    // $6 owner, $7 token.
+    "UPDATE {s}.operations SET state = $2, result = $3, error = $4, "
+    "finished = $5, owner = NULL, lease_until = NULL WHERE id = $1 AND "
+    "state = 1 AND owner = $6 AND lease_token = $7",
+    // finish_queued: $1 .. $5 as above.
+    "UPDATE {s}.operations SET state = $2, result = $3, error = $4, "
+    "finished = $5 WHERE id = $1 AND state = 0",
+    // add_failure: $1 operation, $2 attempt, $3 after submit, $4 reason.
+    "INSERT INTO {s}.failures (operation, attempt, after_submit, reason) "
+    "VALUES ($1, $2, $3, $4)",
+    // add_failure_held: as above, $5 owner, $6 token.
+    "INSERT INTO {s}.failures (operation, attempt, after_submit, reason) "
+    "SELECT $1::bigint, $2::integer, $3::bigint, $4::bytea WHERE EXISTS "
+    "(SELECT 1 FROM {s}.operations WHERE id = $1 AND state = 1 AND "
+    "owner = $5 AND lease_token = $6)",
+    // cancel_queued: $1 id, $2 finished.
+    "UPDATE {s}.operations SET state = 4, finished = $2 WHERE id = $1 AND "
+    "state = 0",
+    // cancel_held: $1 id, $2 finished, $3 owner, $4 token.
+    "UPDATE {s}.operations SET state = 4, finished = $2, owner = NULL, "
+    "lease_until = NULL WHERE id = $1 AND state = 1 AND owner = $3 AND "
+    "lease_token = $4",
+    // find_key: $1 queue, $2 key, $3 finished since.
+    "SELECT id FROM {s}.operations WHERE queue = $1 AND key = $2 AND "
+    "(state <= 1 OR (state IN (2, 3) AND finished >= $3)) "
+    "ORDER BY state <= 1 DESC, id DESC LIMIT 1",
+    // key_owner: $1 queue, $2 key.
+    "SELECT id FROM {s}.operations WHERE queue = $1 AND key = $2 AND "
+    "state <= 1",
+    // select_operation: $1 id.
+    "SELECT state, attempt, payload, result, error, key FROM "
+    "{s}.operations WHERE id = $1",
+    // select_history: $1 operation.
+    "SELECT attempt, after_submit, reason FROM {s}.failures WHERE "
+    "operation = $1 ORDER BY n",
+    // renew: $1 queue, $2 owner, $3 lease until.
+    "UPDATE {s}.operations SET lease_until = $3 WHERE queue = $1 AND "
+    "owner = $2 AND state = 1 RETURNING id, lease_token",
+    // reclaim: $1 queue, $2 now, $3 limit.
+    "WITH expired AS (SELECT id, attempt, owner, lease_until, submitted FROM "
+    "{s}.operations WHERE queue = $1 AND state = 1 AND lease_until < $2 "
+    "ORDER BY lease_until LIMIT $3 FOR UPDATE SKIP LOCKED), "
+    "moved AS (UPDATE {s}.operations o SET state = 0, "
+    "attempt = o.attempt + 1, due = $2, seq = nextval('{s}.entry_seq'), "
+    "owner = NULL, lease_until = NULL, lease_token = o.lease_token + 1 "
+    "FROM expired e WHERE o.id = e.id RETURNING o.id) "
+    "SELECT e.id, e.attempt, e.owner, e.lease_until, e.submitted "
+    "FROM expired e JOIN moved m ON m.id = e.id",
+    // counts: $1 queue, $2 now.
+    "WITH t AS (SELECT greatest($2, {now}) AS now) SELECT count(*) FILTER "
+    "(WHERE due <= t.now), count(*) FILTER (WHERE due > t.now), min(due) "
+    "FILTER (WHERE due > t.now) FROM {s}.operations, t WHERE queue = $1 "
+    "AND state = 0",
+    // prune: $1 queue, $2 finished before, $3 limit.
+    "DELETE FROM {s}.operations WHERE id IN (SELECT id FROM {s}.operations "
+    "WHERE queue = $1 AND state >= 2 AND finished < $2 ORDER BY finished "
+    "LIMIT $3)",
+    // notify: $1 channel, $2 payload.
+    "SELECT pg_notify($1, $2)",
+    // next_block.
+    "SELECT nextval('{s}.id_blocks')",
+    // server_time.
+    "SELECT {now}",
+};
+
+static_assert(std::size(statement_sql) == static_cast<size_t>(pg_sql::count));
+
+// The server's clock in nanoseconds since the Unix epoch.
+constexpr const char* server_now =
+    "(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint";
+
+// `text` with every `from` replaced by `to`.
+void replace_all(std::string& text, const std::string& from,
+                 const std::string& to) {
+  for (auto i = text.find(from); i != std::string::npos;
+       i = text.find(from, i + to.size()))
+    text.replace(i, from.size(), to);
+}
+
+// `text` with every `{s}` replaced by the quoted schema name and every
+// `{now}` by the server's clock.
+std::string with_schema(const char* text, const std::string& schema) {
+  std::string result = text;
+  replace_all(result, "{s}", "\"" + schema + "\"");
+  replace_all(result, "{now}", server_now);
+  return result;
+}
+
+// Reads the version of an existing schema; 0 when it is empty (created for
+// the pool by an administrator).
+caf::error read_version(pg_conn& db, const std::string& schema, int& version) {
+  auto what = std::string{"inspecting schema "} + schema;
+  auto found = db.query("SELECT (SELECT count(*) FROM pg_class c JOIN "
+                        "pg_namespace n ON n.oid = c.relnamespace WHERE "
+                        "n.nspname = $1), to_regclass($2) IS NOT NULL",
+                        {schema, "\"" + schema + "\".meta"}, what);
+  if (!found)
+    return std::move(found.error());
+  auto objects = pg_int(found->get(), 0, 0);
+  auto has_meta = pg_int(found->get(), 0, 1) != 0;
+  if (!has_meta) {
+    if (objects == 0) {
+      version = 0;
+      return caf::none;
+    }
+    return caf::make_error(
+        pool_errc::store_incompatible, db.target(),
+        fmt::format("schema \"{}\" holds {} objects of another program (no "
+                    "pool meta table); name another schema for the pool "
+                    "(pg_options::schema)",
+                    schema, objects));
+  }
+  auto meta = db.query(with_schema("SELECT (SELECT value FROM {s}.meta WHERE "
+                                   "name = 'application'), (SELECT value FROM "
+                                   "{s}.meta WHERE name = 'schema_version')",
+                                   schema),
+                       {}, what);
+  if (!meta)
+    return std::move(meta.error());
+  auto app = pg_text(meta->get(), 0, 0);
+  auto text = pg_text(meta->get(), 0, 1);
+  if (app != pg_store::application)
+    return caf::make_error(
+        pool_errc::store_incompatible, db.target(),
+        fmt::format("schema \"{}\" belongs to application '{}', not '{}'; "
+                    "name another schema for the pool (pg_options::schema)",
+                    schema, app, pg_store::application));
+  try {
+    version = std::stoi(text);
+  } catch (...) {
+    version = -1;
+  }
+  if (version < 1)
+    return caf::make_error(pool_errc::store_incompatible, db.target(),
+                           fmt::format("schema \"{}\" has no valid schema "
+                                       "version ('{}')",
+                                       schema, text));
+  return caf::none;
+}
+
+caf::error migrate_locked(pg_conn& db, const std::string& schema, int upto) {
+  auto lock = db.query("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                       {int64_t{pg_lock_space}, schema + "/schema"},
+                       "locking the schema");
+  if (!lock)
+    return std::move(lock.error());
+  auto exists = db.query("SELECT count(*) FROM pg_namespace WHERE "
+                         "nspname = $1",
+                         {schema}, "looking for schema " + schema);
+  if (!exists)
+    return std::move(exists.error());
+  int version = 0;
+  if (pg_int(exists->get(), 0, 0) == 0) {
+    auto create = with_schema("CREATE SCHEMA {s}", schema);
+    if (auto err = db.exec(create.c_str(), "creating schema " + schema))
+      return caf::make_error(pool_errc::store_failed, db.target(),
+                             detail_of(err) +
+                                 "; grant the user CREATE on the database, "
+                                 "or create the schema for it");
+  } else if (auto err = read_version(db, schema, version)) {
+    return err;
+  }
+  if (version > upto)
+    return caf::make_error(
+        pool_errc::store_incompatible, db.target(),
+        fmt::format("schema \"{}\" has version {}; this build knows versions "
+                    "up to {} only: use a newer build",
+                    schema, version, upto));
+  for (auto v = version; v < upto; ++v) {
+    auto text = with_schema(migrations[v], schema);
+    if (auto err = db.exec(text.c_str(),
+                           fmt::format("migrating schema \"{}\" to version {}",
+                                       schema, v + 1)))
+      return err;
+  }
+  return caf::none;
+}
+
+} // namespace
+
+const std::string& pg_statement_name(pg_sql s) {
+  static const auto names = [] {
+    std::array<std::string, static_cast<size_t>(pg_sql::count)> result;
+    for (size_t i = 0; i < result.size(); ++i)
+      result[i] = "caf_pool_" + std::to_string(i);
+    return result;
+  }();
+  return names[static_cast<size_t>(s)];
+}
+
+bool pg_valid_schema_name(const std::string& name) {
+  if (name.empty() || name.size() > 63 || (name[0] >= '0' && name[0] <= '9'))
+    return false;
+  for (auto c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
+caf::error pg_migrate(pg_conn& db, const std::string& schema, int upto) {
+  if (upto < 1 || upto > static_cast<int>(std::size(migrations)))
+    return caf::make_error(pool_errc::invalid_option, std::string{"upto"},
+                           std::string{"no such schema version"});
+  if (auto err = db.exec("BEGIN", "starting a transaction"))
+    return err;
+  auto err = migrate_locked(db, schema, upto);
+  if (!err)
+    err = db.exec("COMMIT", "committing the schema");
+  if (err && db.in_transaction())
+    // Failing to roll back changes nothing: the store does not open and
+    // closing the connection rolls back as well.
+    static_cast<void>(db.exec("ROLLBACK", "rolling back"));
+  return err;
+}
+
+caf::error pg_prepare(pg_conn& db, const std::string& schema) {
+  for (size_t i = 0; i < static_cast<size_t>(pg_sql::count); ++i)
+    if (auto err = db.prepare(pg_statement_name(static_cast<pg_sql>(i)),
+                              with_schema(statement_sql[i], schema)))
+      return err;
+  return caf::none;
+}
+
+} // namespace pool::detail

@@ -1,0 +1,479 @@
+#include "pool/pg_store.hpp"
+
+// The PostgreSQL store: opening, the queue (pushes, claims, counts) and
+// group commit. Outcomes, keys, leases and pruning are in pg_records.cpp.
+
+#include <algorithm>
+#include <exception>
+#include <tuple>
+#include <utility>
+
+#include <unistd.h>
+
+#include <caf/actor_system.hpp>
+#include <fmt/format.h>
+
+#include "pg_conn.hpp"
+#include "pg_group.hpp"
+#include "pg_listener.hpp"
+#include "pg_schema.hpp"
+#include "pool/errors.hpp"
+#include "store_codec.hpp"
+
+namespace pool {
+
+using detail::pg_change;
+using detail::pg_sql;
+
+namespace {
+
+constexpr uint64_t block_bits = 32;
+
+/// Counts are read again at least this often while asked for.
+constexpr int64_t counts_max_age_ns = 1'000'000'000;
+
+/// ... and at most this often.
+constexpr int64_t counts_min_age_ns = 20'000'000;
+
+/// Outcome ids per notification (payloads stay below PostgreSQL's 8000
+/// bytes).
+constexpr size_t ids_per_notification = 300;
+
+uint64_t fnv1a(const std::string& x) {
+  uint64_t h = 14695981039346656037ull;
+  for (auto c : x) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0)
+    return "unknown";
+  return buf;
+}
+
+} // namespace
+
+// -- construction -------------------------------------------------------------
+
+pg_store::pg_store(caf::actor_system& sys, std::string conninfo,
+                   pg_options opts)
+    : sys_(sys), opts_(std::move(opts)), conninfo_(std::move(conninfo)) {
+  // nop
+}
+
+pg_store::~pg_store() {
+  // The listener first: its thread must not outlive the store. Closing the
+  // connection discards an uncommitted group.
+  listener_.reset();
+  group_.reset();
+  db_.reset();
+}
+
+caf::expected<std::shared_ptr<pg_store>>
+pg_store::open(caf::actor_system& sys, std::string conninfo, pg_options opts) {
+  try {
+    if (auto err = opts.validate())
+      return err;
+    if (auto err = detail::check_conninfo(conninfo))
+      return err;
+    std::shared_ptr<pg_store> result{
+        new pg_store(sys, std::move(conninfo), std::move(opts))};
+    if (auto err = result->init())
+      return err;
+    return result;
+  } catch (const std::exception& e) {
+    return caf::make_error(pool_errc::store_failed, std::string{"postgres"},
+                           std::string{"opening: "} + e.what());
+  } catch (...) {
+    return caf::make_error(pool_errc::store_failed, std::string{"postgres"},
+                           std::string{"opening: unknown exception"});
+  }
+}
+
+caf::error pg_store::init() {
+  using std::chrono::duration_cast;
+  auto timeout = duration_cast<std::chrono::seconds>(opts_.connect_timeout());
+  db_ = std::make_unique<detail::pg_conn>(conninfo_, timeout);
+  auto& db = *db_;
+  if (auto err = db.connect())
+    return err;
+  if (auto err = detail::pg_migrate(db, opts_.schema(), schema_version))
+    return err;
+  if (auto err = detail::pg_prepare(db, opts_.schema()))
+    return err;
+  auto block = db.run(detail::pg_statement_name(pg_sql::next_block), {},
+                      "reserving a block of operation ids");
+  if (!block)
+    return std::move(block.error());
+  auto number = static_cast<uint64_t>(detail::pg_int(block->get(), 0, 0));
+  if (number >= (uint64_t{1} << (63 - block_bits)))
+    return caf::make_error(pool_errc::store_failed, db.target(),
+                           std::string{"no operation ids left (sequence "
+                                       "id_blocks is exhausted)"});
+  id_base_ = number << block_bits;
+  last_id_ = id_base_;
+  owner_ = fmt::format("{}:{}:{}", host_name(), ::getpid(), number);
+  channel_ = fmt::format("caf_pool_{:016x}",
+                         fnv1a(opts_.schema() + '\0' + opts_.queue()));
+  if (auto err = sync_clock())
+    return err;
+  group_ = std::make_unique<detail::pg_group>(
+      db, [this] { return after_rollback(); });
+  listener_ = std::make_unique<detail::pg_listener>(
+      conninfo_, timeout, channel_, owner_, opts_.safety_poll());
+  return listener_->start();
+}
+
+const std::string& pg_store::target() const noexcept {
+  return db_->target();
+}
+
+caf::error pg_store::sync_clock() {
+  auto before = sys_.clock().now();
+  auto res = db_->run(detail::pg_statement_name(pg_sql::server_time), {},
+                      "reading the server's clock");
+  auto after = sys_.clock().now();
+  if (!res)
+    return std::move(res.error());
+  auto middle = before + (after - before) / 2;
+  clock_offset_ = detail::pg_int(res->get(), 0, 0) - detail::to_wall(middle, 0);
+  return caf::none;
+}
+
+int64_t pg_store::to_server(time_point x) const noexcept {
+  return detail::to_wall(x, clock_offset_);
+}
+
+pg_store::time_point pg_store::from_server(int64_t x) const noexcept {
+  return detail::from_wall(x, clock_offset_);
+}
+
+caf::error pg_store::on_exception() noexcept {
+  try {
+    std::string what = "unknown exception";
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+      // keep the default text
+    }
+    auto err = caf::make_error(pool_errc::store_failed, db_->target(),
+                               "unexpected exception: " + what);
+    try {
+      if (!group_->broken())
+        group_->abort(err);
+    } catch (...) {
+      group_->set_broken(err);
+    }
+    return err;
+  } catch (...) {
+    // Out of memory while reporting out of memory.
+    std::terminate();
+  }
+}
+
+caf::error pg_store::reconnect_if_idle() {
+  if (group_->open() || db_->ok())
+    return caf::none;
+  return db_->reconnect();
+}
+
+caf::error pg_store::lease_lost(uint64_t operation,
+                                const std::string& why) const {
+  return detail::lease_lost_error(operation, why);
+}
+
+// -- the queue ----------------------------------------------------------------
+
+caf::error pg_store::push(work_record x, time_point due, time_point now) {
+  try {
+    if (auto& broken = group_->broken())
+      return broken;
+    auto what = "storing " + to_string(x.id);
+    std::vector<char> payload;
+    if (auto err = detail::save(sys_, x.payload, payload))
+      return caf::make_error(pool_errc::store_failed, db_->target(),
+                             fmt::format("{}: cannot serialize the payload: "
+                                         "{}; a durable pool needs payload "
+                                         "types that CAF can serialize",
+                                         what, describe(err)));
+    auto op = x.id.operation;
+    auto key = pending_keys_.find(op);
+    auto held = held_.find(op);
+    pg_change c;
+    c.statement = pg_sql::push;
+    c.operation = op;
+    c.fenced = true;
+    c.keyed = key != pending_keys_.end();
+    c.args = {detail::as_int64(op),
+              opts_.queue(),
+              int64_t{x.id.attempt},
+              nullptr,
+              std::move(payload),
+              nullptr,
+              to_server(now),
+              nullptr,
+              nullptr};
+    if (due > now)
+      c.args[3] = to_server(due);
+    if (c.keyed)
+      c.args[5] = key->second;
+    if (held != held_.end()) {
+      c.args[7] = owner_;
+      c.args[8] = held->second.token;
+    }
+    if (auto err = group_->write(std::move(c), what, x.id))
+      return err;
+    if (key != pending_keys_.end())
+      pending_keys_.erase(key);
+    if (held != held_.end())
+      held_.erase(held);
+    if (op > id_base_ && op - id_base_ < (uint64_t{1} << block_bits))
+      last_id_ = std::max(last_id_, op);
+    if (due <= now) {
+      ++counts_.available;
+    } else {
+      ++counts_.delayed;
+      auto at = to_server(due);
+      if (!counts_.next_due || at < *counts_.next_due)
+        counts_.next_due = at;
+    }
+    notify_work_ = true;
+    return caf::none;
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+caf::error pg_store::claim(time_point now) {
+  auto t = to_server(now);
+  auto body = [&]() -> caf::expected<size_t> {
+    auto& db = *db_;
+    int64_t limit = static_cast<int64_t>(opts_.claim_batch());
+    if (auto max = opts_.concurrency_limit()) {
+      // Claims of the queue take turns until their group commits, so that
+      // the count of live leases stays true.
+      auto lock = db.run(detail::pg_statement_name(pg_sql::lock),
+                         {opts_.schema() + "/queue/" + opts_.queue()},
+                         "locking the queue's claims");
+      if (!lock)
+        return std::move(lock.error());
+      auto live = db.run(detail::pg_statement_name(pg_sql::count_leases),
+                         {opts_.queue(), t}, "counting live leases");
+      if (!live)
+        return std::move(live.error());
+      auto room =
+          static_cast<int64_t>(*max) - detail::pg_int(live->get(), 0, 0);
+      limit = std::min(limit, room);
+      if (limit <= 0)
+        return size_t{0};
+    }
+    auto lease_until = t + opts_.lease().count();
+    auto res = db.run(detail::pg_statement_name(pg_sql::claim),
+                      {opts_.queue(), t, limit, owner_, lease_until},
+                      "claiming due entries");
+    if (!res)
+      return std::move(res.error());
+    auto rows = PQntuples(res->get());
+    // RETURNING has no order: hand out by (due, seq).
+    std::vector<std::tuple<int64_t, int64_t, int>> order;
+    for (int i = 0; i < rows; ++i)
+      order.emplace_back(detail::pg_int(res->get(), i, 4),
+                         detail::pg_int(res->get(), i, 5), i);
+    std::sort(order.begin(), order.end());
+    for (auto& [due, seq, i] : order) {
+      auto id = static_cast<uint64_t>(detail::pg_int(res->get(), i, 0));
+      auto attempt = static_cast<uint32_t>(detail::pg_int(res->get(), i, 1));
+      auto token = detail::pg_int(res->get(), i, 3);
+      caf::message payload;
+      auto bytes = PQgetvalue(res->get(), i, 2);
+      auto size = static_cast<size_t>(PQgetlength(res->get(), i, 2));
+      if (auto err = detail::load(sys_, bytes, size, payload))
+        return caf::make_error(
+            pool_errc::store_failed, db.target(),
+            fmt::format("cannot read the payload of op#{}: {}; register its "
+                        "types with the actor system (pool::configure, "
+                        "add_message_type) before opening the store",
+                        id, describe(err)));
+      held_[id] = held_attempt{attempt, token};
+      claimed_.push_back(
+          claimed_entry{work_record{attempt_id{id, attempt}, payload}, true});
+    }
+    return static_cast<size_t>(rows);
+  };
+  auto claimed = detail::in_group_or_alone(
+      *group_, *db_, body, [this] { static_cast<void>(after_rollback()); });
+  if (!claimed)
+    return std::move(claimed.error());
+  if (!group_->open())
+    for (auto& x : claimed_)
+      x.in_group = false;
+  counts_.available -= std::min(counts_.available, *claimed);
+  return caf::none;
+}
+
+std::optional<work_record> pg_store::pop_due(time_point now) {
+  try {
+    if (group_->broken())
+      return std::nullopt;
+    // An error reads as "nothing due": the next call tries again.
+    if (claimed_.empty() && claim(now))
+      return std::nullopt;
+    if (claimed_.empty())
+      return std::nullopt;
+    auto result = std::move(claimed_.front().record);
+    claimed_.erase(claimed_.begin());
+    return result;
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return std::nullopt;
+  }
+}
+
+void pg_store::refresh_counts(time_point now) {
+  auto t = to_server(now);
+  auto due_passed = counts_.next_due && *counts_.next_due <= t;
+  if (!counts_.stale && !due_passed && t - counts_.read_at < counts_max_age_ns)
+    return;
+  if (counts_.read_at != 0 && t - counts_.read_at < counts_min_age_ns)
+    return;
+  if (reconnect_if_idle())
+    return;
+  auto res = group_->read([&] {
+    return db_->run(detail::pg_statement_name(pg_sql::counts),
+                    {opts_.queue(), t}, "counting the queue's entries");
+  });
+  if (!res)
+    return; // estimates until the next read
+  counts_.available = static_cast<size_t>(detail::pg_int(res->get(), 0, 0));
+  counts_.delayed = static_cast<size_t>(detail::pg_int(res->get(), 0, 1));
+  counts_.next_due.reset();
+  if (!detail::pg_null(res->get(), 0, 2))
+    counts_.next_due = detail::pg_int(res->get(), 0, 2);
+  counts_.read_at = t;
+  counts_.stale = false;
+}
+
+size_t pg_store::available(time_point now) {
+  try {
+    refresh_counts(now);
+    return counts_.available + claimed_.size();
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return 0;
+  }
+}
+
+size_t pg_store::delayed(time_point now) {
+  try {
+    refresh_counts(now);
+    return counts_.delayed;
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return 0;
+  }
+}
+
+std::optional<pg_store::time_point> pg_store::next_due(time_point now) {
+  try {
+    refresh_counts(now);
+    if (!counts_.next_due)
+      return std::nullopt;
+    return from_server(*counts_.next_due);
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return std::nullopt;
+  }
+}
+
+// -- group commit -------------------------------------------------------------
+
+caf::error pg_store::commit() {
+  try {
+    if (notify_work_ || !notify_finished_.empty()) {
+      // Sent with the commit: listeners hear of it once it is visible.
+      auto sent = group_->write_once([&]() -> caf::expected<size_t> {
+        auto name = detail::pg_statement_name(pg_sql::notify);
+        std::vector<std::string> payloads;
+        if (notify_work_)
+          payloads.push_back(owner_ + " w");
+        for (size_t i = 0; i < notify_finished_.size();
+             i += ids_per_notification) {
+          auto text = owner_ + " d ";
+          auto end =
+              std::min(notify_finished_.size(), i + ids_per_notification);
+          for (auto j = i; j < end; ++j) {
+            if (j > i)
+              text += ',';
+            text += std::to_string(notify_finished_[j]);
+          }
+          payloads.push_back(std::move(text));
+        }
+        for (auto& x : payloads)
+          if (auto res = db_->run(name, {channel_, x}, "notifying"); !res)
+            return std::move(res.error());
+        return payloads.size();
+      });
+      static_cast<void>(sent); // a failure rolled the group back: see below
+    }
+    auto err = group_->commit();
+    if (!err) {
+      notify_work_ = false;
+      notify_finished_.clear();
+      for (auto& x : claimed_)
+        x.in_group = false;
+    }
+    return err;
+  } catch (...) {
+    return on_exception();
+  }
+}
+
+caf::error pg_store::after_rollback() {
+  // Claims of the group are void: their entries are queued again.
+  claimed_.erase(std::remove_if(claimed_.begin(), claimed_.end(),
+                                [this](const claimed_entry& x) {
+                                  if (x.in_group)
+                                    held_.erase(x.record.id.operation);
+                                  return x.in_group;
+                                }),
+                 claimed_.end());
+  notify_work_ = false;
+  counts_.stale = true;
+  return caf::none;
+}
+
+void pg_store::discard() {
+  try {
+    pending_keys_.clear();
+    group_->discard();
+  } catch (...) {
+    static_cast<void>(on_exception());
+  }
+}
+
+std::vector<attempt_id> pg_store::lost_pushes() const {
+  return group_->lost();
+}
+
+uint64_t pg_store::last_operation_id() {
+  return last_id_;
+}
+
+void pg_store::set_wakeup(std::function<void()> f) {
+  listener_->set_wakeup(std::move(f));
+}
+
+store_notifications pg_store::poll_notifications() {
+  auto result = listener_->take();
+  if (result.work || result.missed)
+    counts_.stale = true;
+  return result;
+}
+
+} // namespace pool

@@ -1,0 +1,129 @@
+// The timed queue shared by the in-memory and SQLite stores: FIFO for due
+// entries, (due, insertion) order for delayed ones, never an entry before
+// it is due; restored entries keep their stored order.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "pool/timed_queue.hpp"
+
+using namespace std::chrono_literals;
+using pool::timed_queue;
+using pool::work_record;
+
+namespace {
+
+work_record entry(uint64_t id, uint32_t attempt = 1) {
+  return work_record{pool::attempt_id{id, attempt}, caf::make_message(int(id))};
+}
+
+timed_queue::time_point t0{std::chrono::seconds(1000)};
+
+std::vector<uint64_t> drain(timed_queue& q, timed_queue::time_point now) {
+  std::vector<uint64_t> result;
+  while (auto x = q.pop_due(now))
+    result.push_back(x->id.operation);
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("due entries come out first in, first out" * doctest::timeout(10)) {
+  timed_queue q;
+  for (uint64_t i = 1; i <= 3; ++i)
+    q.push(entry(i), t0, t0);
+  CHECK(q.available(t0) == 3);
+  CHECK(q.delayed(t0) == 0);
+  CHECK(drain(q, t0) == std::vector<uint64_t>{1, 2, 3});
+  CHECK(!q.next_due(t0));
+  CHECK(q.size() == 0);
+}
+
+TEST_CASE("a delayed entry is not handed out one tick before it is due" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  q.push(entry(1), t0 + 10s, t0);
+  CHECK(q.available(t0) == 0);
+  CHECK(q.delayed(t0) == 1);
+  CHECK(q.next_due(t0) == t0 + 10s);
+  CHECK(!q.pop_due(t0 + 10s - 1ns));
+  CHECK(q.available(t0 + 10s) == 1);
+  CHECK(q.delayed(t0 + 10s) == 0);
+  CHECK(q.pop_due(t0 + 10s)->id.operation == 1);
+}
+
+TEST_CASE("delayed entries are ordered by due time, then by insertion" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  q.push(entry(1), t0 + 30s, t0);
+  q.push(entry(2), t0 + 10s, t0);
+  q.push(entry(3), t0 + 20s, t0);
+  q.push(entry(4), t0 + 10s, t0);
+  CHECK(q.next_due(t0) == t0 + 10s);
+  CHECK(drain(q, t0 + 60s) == std::vector<uint64_t>{2, 4, 3, 1});
+}
+
+TEST_CASE("an entry that fell due earlier stays ahead of a later push" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  q.push(entry(1), t0 + 5s, t0);
+  // Pushed at t0 + 7s, due at once, after entry 1 became due.
+  q.push(entry(2), t0 + 7s, t0 + 7s);
+  CHECK(drain(q, t0 + 8s) == std::vector<uint64_t>{1, 2});
+}
+
+TEST_CASE("push returns consecutive sequence numbers" * doctest::timeout(10)) {
+  timed_queue q;
+  CHECK(q.next_seq() == 0);
+  CHECK(q.push(entry(1), t0, t0) == 0);
+  CHECK(q.push(entry(2), t0 + 1s, t0) == 1);
+  CHECK(q.next_seq() == 2);
+}
+
+TEST_CASE("remove takes every entry of an operation, due or delayed, and "
+          "keeps the order of the rest" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  q.push(entry(1), t0, t0);
+  q.push(entry(2), t0, t0);
+  q.push(entry(2, 2), t0 + 5s, t0);
+  q.push(entry(3), t0 + 3s, t0);
+  q.push(entry(4), t0 + 7s, t0);
+  CHECK(q.remove(2) == 2);
+  CHECK(q.remove(2) == 0);
+  CHECK(q.remove(99) == 0);
+  CHECK(q.size() == 3);
+  CHECK(q.delayed(t0) == 2);
+  CHECK(q.next_due(t0) == t0 + 3s);
+  CHECK(drain(q, t0 + 10s) == std::vector<uint64_t>{1, 3, 4});
+}
+
+TEST_CASE("restored entries come out in (due, seq) order, due ones before "
+          "later pushes, and later pushes number after them" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  // As a durable store reads rows back: in no particular order, some due
+  // already, one delayed.
+  q.restore(entry(3), t0 - 1s, 7);
+  q.restore(entry(1), t0 - 2s, 9);
+  q.restore(entry(2), t0 - 1s, 5);
+  q.restore(entry(4), t0 + 5s, 8);
+  CHECK(q.next_seq() == 10);
+  CHECK(q.push(entry(5), t0, t0) == 10);
+  CHECK(q.available(t0) == 4);
+  CHECK(q.delayed(t0) == 1);
+  CHECK(drain(q, t0 + 5s) == std::vector<uint64_t>{1, 2, 3, 5, 4});
+}
+
+TEST_CASE("clear drops every entry and keeps counting sequence numbers" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  q.push(entry(1), t0, t0);
+  q.push(entry(2), t0 + 1s, t0);
+  q.clear();
+  CHECK(q.size() == 0);
+  CHECK(!q.pop_due(t0 + 1s));
+  CHECK(!q.next_due(t0));
+  CHECK(q.push(entry(3), t0, t0) == 2);
+}
