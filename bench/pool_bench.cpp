@@ -19,7 +19,7 @@ namespace {
 void usage() {
   std::puts(
       "usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
-      "workloads: trivial bulk latency sweep workers queue durable uneven "
+      "workloads: trivial bulk latency sweep workers resize queue durable uneven "
       "ablation\n"
       "environment, for trying a change (a report wants none of them):\n"
       "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
   const workload all[] = {
       {"trivial", bench::run_trivial}, {"bulk", bench::run_bulk},
       {"latency", bench::run_latency}, {"sweep", bench::run_sweep},
-      {"workers", bench::run_workers}, {"queue", bench::run_queue},
+      {"workers", bench::run_workers}, {"resize", bench::run_resize},
+      {"queue", bench::run_queue},
       {"durable", bench::run_durable}, {"uneven", bench::run_uneven},
       {"ablation", bench::run_ablation},
   };

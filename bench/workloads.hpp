@@ -51,6 +51,10 @@ void run_ablation(const settings& cfg);
 /// reply latency.
 void run_workers(const settings& cfg);
 
+/// Resize 2 -> 200,000 -> 2 cooperative workers: time, and the longest
+/// wait of a stats request meanwhile.
+void run_resize(const settings& cfg);
+
 /// 1,000,000 queued and delayed entries: memory and enqueue/dequeue cost,
 /// in pool::memory_store and through a pool.
 void run_queue(const settings& cfg);
