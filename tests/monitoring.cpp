@@ -105,13 +105,12 @@ TEST_CASE_FIXTURE(deterministic,
   self->send(*pool, pool::submit_after_atom_v, caf::timespan{1h}, 0);
   run();
   CHECK(stats_of(*pool).overload_warnings == 1);
+  // The interval is over: its timer warns again, with no submit needed.
   advance(1s);
-  self->send(*pool, pool::submit_after_atom_v, caf::timespan{1h}, 0);
-  run();
   CHECK(stats_of(*pool).overload_warnings == 2);
   CHECK(logs.count(pool::log_level::warning, "overloaded") == 2);
   CHECK(count_kind(events, pool::event_kind::overload) == 2);
-  CHECK(events->back().count == 152);
+  CHECK(events->back().count == 151);
   caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
 }
 

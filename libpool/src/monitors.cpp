@@ -108,6 +108,13 @@ void monitors::check_overload(size_t configured) {
     overload_since_.reset();
     return;
   }
+  // While the sustain timer runs, nothing can change before it fires: no
+  // clock read on each submit of a burst.
+  if (overload_timer_.armed()) {
+    if (!overload_since_)
+      overload_since_ = fx_.now(); // A new overload, before the old timer.
+    return;
+  }
   auto t = fx_.now();
   if (!overload_since_)
     overload_since_ = t;
@@ -118,8 +125,12 @@ void monitors::check_overload(size_t configured) {
                         timer_event{timer_kind::overload, {}, {}});
     return;
   }
-  if (last_overload_ && t - *last_overload_ < opts_.overload_interval())
+  if (last_overload_ && t - *last_overload_ < opts_.overload_interval()) {
+    // Quiet until the next warning may go out.
+    overload_timer_.arm(fx_, *last_overload_ + opts_.overload_interval(),
+                        timer_event{timer_kind::overload, {}, {}});
     return;
+  }
   last_overload_ = t;
   ++counters_.overload_warnings;
   log(log_level::warning,
