@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -169,6 +170,8 @@ struct worker_state {
   /// cooperative workers: they measure on their own thread, so time spent
   /// waiting for a scheduler thread does not count.
   caf::timespan slow_after{0};
+  /// When the running job started (only kept with `slow_after`).
+  std::chrono::steady_clock::time_point job_started;
   caf::behavior sleeping;
   caf::behavior waiting;
 };
@@ -183,19 +186,20 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   auto fn = std::make_shared<F>(std::move(f));
   // Runs one job. A broken resource comes back as `broken` (and as the
   // outcome): the worker reports it, then stops, and the shepherd replaces
-  // it.
+  // it. With a slow-job threshold, a job's time is measured from
+  // `job_started` (set as a handler starts, and by each job's end for the
+  // next job of a batch): one clock read per job.
   auto attempt = [self, fn](const caf::actor& shepherd, work_record& record,
                             caf::error& broken) {
-    auto slow_after = self->state.slow_after;
-    auto start = slow_after > caf::timespan::zero()
-                     ? std::chrono::steady_clock::now()
-                     : std::chrono::steady_clock::time_point{};
     auto ran = [&] {
-      if (slow_after <= caf::timespan::zero())
+      auto& st = self->state;
+      if (st.slow_after <= caf::timespan::zero())
         return;
-      auto took = std::chrono::duration_cast<caf::timespan>(
-          std::chrono::steady_clock::now() - start);
-      if (took > slow_after)
+      auto end = std::chrono::steady_clock::now();
+      auto took =
+          std::chrono::duration_cast<caf::timespan>(end - st.job_started);
+      st.job_started = end;
+      if (took > st.slow_after)
         self->send(shepherd, status_reply_atom_v, took);
     };
     try {
@@ -209,6 +213,11 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       return caf::expected<caf::message>{broken};
     }
   };
+  // Starts the clock of the next job, if jobs are timed.
+  auto start_clock = [self] {
+    if (self->state.slow_after > caf::timespan::zero())
+      self->state.job_started = std::chrono::steady_clock::now();
+  };
   // Reports one attempt as `(status_rep, id, result | error)`.
   auto report = [self](const caf::actor& shepherd, const attempt_id& id,
                        caf::expected<caf::message> outcome) {
@@ -217,9 +226,10 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     else
       self->send(shepherd, status_reply_atom_v, id, std::move(outcome.error()));
   };
-  auto run = [self, attempt, report](work_record& record) {
+  auto run = [self, attempt, report, start_clock](work_record& record) {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
     self->state.phase = worker_phase::working;
+    start_clock();
     caf::error broken;
     report(shepherd, record.id, attempt(shepherd, record, broken));
     if (broken) {
@@ -238,13 +248,14 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   // broken one last, go in one `(status_rep, outcomes)` (the attempts after
   // it are left out, so the shepherd hands them out again) and the worker
   // stops.
-  auto run_batch = [self, attempt, report](std::vector<work_record>& batch,
-                                           bool each) {
+  auto run_batch = [self, attempt, report,
+                    start_clock](std::vector<work_record>& batch, bool each) {
     auto& st = self->state;
     if (self->current_sender() != self->ctrl())
       st.batch_from = caf::actor_cast<caf::actor>(self->current_sender());
     auto shepherd = st.batch_from;
     st.phase = worker_phase::working;
+    start_clock();
     std::vector<attempt_outcome> outcomes;
     auto n = each ? std::min<size_t>(batch.size(), 1) : batch.size();
     outcomes.reserve(n);
