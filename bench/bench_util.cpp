@@ -200,7 +200,8 @@ void cv_thread_pool::run() {
   }
 }
 
-double run_cv_window(cv_thread_pool& pool, size_t n, size_t window) {
+double run_cv_window(cv_thread_pool& pool, size_t n, size_t window,
+                     std::function<int32_t(int32_t)> job) {
   struct channel {
     std::mutex mtx;
     std::condition_variable cv;
@@ -213,10 +214,11 @@ double run_cv_window(cv_thread_pool& pool, size_t n, size_t window) {
   while (completed < n) {
     for (; submitted < n && submitted - completed < window; ++submitted) {
       auto x = static_cast<int32_t>(submitted);
-      pool.submit([&replies, x] {
+      pool.submit([&replies, &job, x] {
+        auto y = job(x);
         {
           std::lock_guard<std::mutex> guard{replies.mtx};
-          replies.replies.push_back(x * 2);
+          replies.replies.push_back(y);
         }
         replies.cv.notify_one();
       });

@@ -258,10 +258,11 @@ private:
   std::vector<std::thread> threads_;
 };
 
-/// Submits `n` jobs `x -> 2x` to `pool` from the calling thread, keeping
-/// `window` outstanding; each job replies through a mutex + condition
-/// variable channel. Returns the elapsed seconds.
-double run_cv_window(cv_thread_pool& pool, size_t n, size_t window);
+/// Submits `n` jobs `x -> job(x)` (default `twice`) to `pool` from the
+/// calling thread, keeping `window` outstanding; each job replies through a
+/// mutex + condition variable channel. Returns the elapsed seconds.
+double run_cv_window(cv_thread_pool& pool, size_t n, size_t window,
+                     std::function<int32_t(int32_t)> job = twice);
 
 /// Submits `n` jobs one at a time from the calling thread, sleeping `gap`
 /// after each reply; returns each job's round-trip time in ns.

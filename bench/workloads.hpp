@@ -21,6 +21,11 @@ void run_bulk(const settings& cfg);
 /// in-memory store, trivial jobs, a window of 512.
 void run_durable(const settings& cfg);
 
+/// Computing jobs of 20 us, 200 us and 2 ms on workers = cores and
+/// cores - 1: the shipped pool vs caf::actor_pool, the mutex + cv pool and
+/// the ideal; and the shepherd's ceiling with jobs that take no time.
+void run_saturation(const settings& cfg);
+
 /// One job at a time on an idle pool: latency vs a bare CAF request.
 void run_latency(const settings& cfg);
 

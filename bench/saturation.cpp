@@ -1,0 +1,205 @@
+// Saturated CPU-bound work: jobs that compute (not sleep) for 20 us,
+// 200 us and 2 ms, 512 requests outstanding from one requesting actor, on
+// workers = cores and cores - 1. The pool as shipped (pool::configure,
+// default options; cooperative and dedicated) against caf::actor_pool
+// round-robin, the mutex + cv thread pool and the ideal (workers / job
+// time). Also the shepherd's own ceiling: operations per second with jobs
+// that take no time.
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_pool.hpp>
+#include <caf/all.hpp>
+#include <pool/all.hpp>
+
+#include "workloads.hpp"
+
+namespace bench {
+
+namespace {
+
+constexpr size_t window = 512;
+
+/// Computes for `iters` steps of a dependent multiply-add chain (about a
+/// nanosecond each) and folds the result into the reply.
+int32_t burn(uint64_t iters, int32_t x) {
+  uint64_t acc = static_cast<uint64_t>(x) | 1u;
+  for (uint64_t i = 0; i < iters; ++i) {
+    acc = acc * 6364136223846793005ull + 1442695040888963407ull;
+    asm volatile("" : "+r"(acc));
+  }
+  return static_cast<int32_t>(acc & 0x7fff);
+}
+
+/// Steps of `burn` per microsecond on this machine: the fastest of a few
+/// runs (the least disturbed one).
+double steps_per_us() {
+  constexpr uint64_t probe = 2'000'000;
+  double best = 0;
+  for (int i = 0; i < 7; ++i) {
+    auto t0 = clock_type::now();
+    volatile int32_t sink = burn(probe, i);
+    (void) sink;
+    auto us = ns_between(t0, clock_type::now()) / 1e3;
+    best = std::max(best, probe / us);
+  }
+  return best;
+}
+
+/// The job as a function object (the pool) and as an actor (actor_pool).
+struct burner {
+  uint64_t iters;
+  int32_t operator()(int32_t x) const {
+    return burn(iters, x);
+  }
+};
+
+caf::behavior burner_actor(caf::event_based_actor*, uint64_t iters) {
+  return {[iters](int32_t x) { return burn(iters, x); }};
+}
+
+/// One system at one point: runs `n` jobs, returns the elapsed seconds.
+struct system_under_test {
+  std::string name;
+  std::function<window_result(size_t n)> run;
+};
+
+system_under_test via_requests(caf::actor_system& sys, std::string name,
+                               caf::actor dest, bool submit) {
+  return {std::move(name), [&sys, dest, submit](size_t n) {
+            return run_window<int32_t>(
+                sys, n, window,
+                [dest, submit](caf::event_based_actor* self, size_t i) {
+                  auto x = static_cast<int32_t>(i);
+                  return submit ? self->request(dest, caf::infinite,
+                                                pool::submit_atom_v, x)
+                                : self->request(dest, caf::infinite, x);
+                });
+          }};
+}
+
+struct point {
+  double job_us;
+  size_t workers;
+};
+
+const char* header = "job_us,workers,system,rep,jobs,seconds,jobs_per_s,"
+                     "ideal_jobs_per_s,share_of_ideal,errors";
+
+/// Runs every system at `p`, alternating, `reps` times each after a
+/// warm-up; prints the medians.
+void measure_point(const settings& cfg, csv_file& out, caf::actor_system& sys,
+                   point p, double steps, size_t reps) {
+  auto iters = static_cast<uint64_t>(p.job_us * steps);
+  burner job{iters};
+  auto ideal = p.workers * 1e6 / p.job_us;
+  // About 0.4 s per run at the ideal rate (0.05 s quick), at least 200 jobs.
+  auto n = std::max<size_t>(200, static_cast<size_t>(
+                                     ideal * (cfg.quick ? 0.05 : 0.4)));
+  auto coop = spawn_checked(
+      pool::spawn_pool(sys, job, pool::pool_options{}.workers(p.workers)));
+  auto dedicated = spawn_checked(pool::spawn_pool(
+      sys, job,
+      pool::pool_options{}.workers(p.workers).kind(
+          pool::worker_kind::dedicated)));
+  auto ap = caf::actor_pool::make(
+      sys.dummy_execution_unit(), p.workers,
+      [&sys, iters] { return sys.spawn(burner_actor, iters); },
+      caf::actor_pool::round_robin());
+  cv_thread_pool cv{p.workers};
+  std::vector<system_under_test> systems{
+      via_requests(sys, "pool", coop, true),
+      via_requests(sys, "pool_dedicated", dedicated, true),
+      via_requests(sys, "actor_pool", ap, false),
+      {"cv_thread_pool",
+       [&cv, iters](size_t jobs) {
+         return window_result{
+             run_cv_window(cv, jobs, window,
+                           [iters](int32_t x) { return burn(iters, x); }),
+             0};
+       }},
+  };
+  for (auto& s : systems)
+    s.run(std::max<size_t>(n / 10, 20));
+  std::vector<std::vector<double>> shares(systems.size());
+  for (size_t rep = 0; rep < reps; ++rep) {
+    for (size_t k = 0; k < systems.size(); ++k) {
+      auto res = systems[k].run(n);
+      auto rate = n / res.seconds;
+      shares[k].push_back(rate / ideal);
+      out.rowf("%.0f,%zu,%s,%zu,%zu,%.6f,%.1f,%.1f,%.4f,%zu", p.job_us,
+               p.workers, systems[k].name.c_str(), rep, n, res.seconds, rate,
+               ideal, rate / ideal, res.errors);
+      if (res.errors > 0)
+        std::printf("  !! %s: %zu errors\n", systems[k].name.c_str(),
+                    res.errors);
+    }
+  }
+  std::printf("  %5.0f us x %zu workers:", p.job_us, p.workers);
+  for (size_t k = 0; k < systems.size(); ++k) {
+    auto s = spread_of(shares[k]);
+    std::printf("  %s %.2f (%.2f-%.2f)", systems[k].name.c_str(), s.median,
+                s.min, s.max);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  for (auto& x : {coop, dedicated, ap})
+    caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+}
+
+/// Jobs that take no time on workers = cores: operations per second the
+/// shepherd dispatches while it shares the cores with its workers and the
+/// requester (a lower bound on what it can dispatch alone).
+void measure_ceiling(const settings& cfg, csv_file& out,
+                     caf::actor_system& sys, size_t workers, size_t reps) {
+  auto n = cfg.count(200000, 20000);
+  auto coop = spawn_checked(pool::spawn_pool(
+      sys, burner{0}, pool::pool_options{}.workers(workers)));
+  auto run = via_requests(sys, "pool", coop, true);
+  run.run(n / 10);
+  std::vector<double> rates;
+  for (size_t rep = 0; rep < reps; ++rep) {
+    auto res = run.run(n);
+    rates.push_back(n / res.seconds);
+    out.rowf("%zu,%zu,%zu,%.6f,%.1f", workers, rep, n, res.seconds,
+             rates.back());
+  }
+  auto s = spread_of(rates);
+  std::printf("  shepherd ceiling (0 us jobs, %zu workers): %.0f ops/s "
+              "(%.0f-%.0f); one shepherd saturates ~%.0f cores of 20 us "
+              "jobs, ~%.0f of 200 us jobs\n",
+              workers, s.median, s.min, s.max, s.median * 20e-6,
+              s.median * 200e-6);
+  caf::anon_send_exit(coop, caf::exit_reason::user_shutdown);
+}
+
+} // namespace
+
+void run_saturation(const settings& cfg) {
+  auto cores = std::max(1u, std::thread::hardware_concurrency());
+  auto steps = steps_per_us();
+  std::printf("== saturation: computing jobs, window %zu, %u cores, %.0f "
+              "steps/us\n",
+              window, cores, steps);
+  system_config sys_cfg; // pool::configure, as shipped
+  caf::actor_system sys{sys_cfg};
+  auto reps = cfg.count(5, 1);
+  csv_file out{cfg, "saturation.csv", header};
+  csv_file calib{cfg, "saturation_calibration.csv", "steps_per_us"};
+  calib.rowf("%.3f", steps);
+  std::vector<size_t> worker_counts{cores};
+  if (cores > 1)
+    worker_counts.push_back(cores - 1);
+  for (auto job_us : {20.0, 200.0, 2000.0})
+    for (auto workers : worker_counts)
+      measure_point(cfg, out, sys, {job_us, workers}, steps, reps);
+  csv_file ceiling{cfg, "saturation_ceiling.csv",
+                   "workers,rep,jobs,seconds,jobs_per_s"};
+  measure_ceiling(cfg, ceiling, sys, cores, reps);
+}
+
+} // namespace bench
