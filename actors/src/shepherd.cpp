@@ -15,6 +15,7 @@
 #include "pool/queue.hpp"
 #include "pool/queue_link.hpp"
 #include "pool/shepherd_core.hpp"
+#include "pool/spread.hpp"
 
 namespace pool {
 
@@ -106,7 +107,10 @@ private:
   }
 
   void to_worker(const worker_slot& worker, caf::message msg) override {
-    send(worker.handle, std::move(msg));
+    if (worker.joined)
+      send(worker.handle, std::move(msg));
+    else
+      send_spread(this, worker.handle, std::move(msg));
   }
 
   worker_handle spawn_worker() override {

@@ -20,6 +20,7 @@
 
 #include "pool/errors.hpp"
 #include "pool/protocol.hpp"
+#include "pool/spread.hpp"
 
 namespace pool {
 
@@ -222,9 +223,11 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   auto report = [self](const caf::actor& shepherd, const attempt_id& id,
                        caf::expected<caf::message> outcome) {
     if (outcome)
-      self->send(shepherd, status_reply_atom_v, id, std::move(*outcome));
+      send_spread(self, shepherd,
+                  caf::make_message(status_reply_atom_v, id, std::move(*outcome)));
     else
-      self->send(shepherd, status_reply_atom_v, id, std::move(outcome.error()));
+      send_spread(self, shepherd,
+                  caf::make_message(status_reply_atom_v, id, std::move(outcome.error())));
   };
   auto run = [self, attempt, report, start_clock](work_record& record) {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
@@ -237,7 +240,7 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       return;
     }
     self->state.phase = worker_phase::waiting;
-    self->send(shepherd, give_me_work_atom_v);
+    send_spread(self, shepherd, caf::make_message(give_me_work_atom_v));
   };
   // A batch: each job in order. Without `each`, all in this handler and
   // reported in one `(status_rep, outcomes)`. With `each`, one job per
@@ -283,10 +286,11 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       return;
     }
     if (!each)
-      self->send(shepherd, status_reply_atom_v, std::move(outcomes));
+      send_spread(self, shepherd,
+                  caf::make_message(status_reply_atom_v, std::move(outcomes)));
     st.batch_from = nullptr;
     st.phase = worker_phase::waiting;
-    self->send(shepherd, give_me_work_atom_v);
+    send_spread(self, shepherd, caf::make_message(give_me_work_atom_v));
   };
   self->state.sleeping = caf::behavior{
       [self](wake_up_atom) {
@@ -311,6 +315,9 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         // offer, so by the time this one was put to sleep it had gone to
         // another worker.
       },
+      [](work_to_do_atom, std::vector<work_record>&, bool, claim_ticket&) {
+        // A batch handed ahead: as above.
+      },
       [](go_to_sleep_atom) {},
       [self](left_pool_atom, caf::error& reason) {
         self->quit(std::move(reason)); // Whoever joined it may join another.
@@ -328,6 +335,12 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         // first and the shepherd has not withdrawn it.
         if (ticket.take(self->id()))
           run(record);
+      },
+      [self, run_batch](work_to_do_atom, std::vector<work_record>& batch,
+                        bool each, claim_ticket& ticket) {
+        // A batch handed ahead: as above.
+        if (ticket.take(self->id()))
+          run_batch(batch, each);
       },
       [self](go_to_sleep_atom) {
         self->state.phase = worker_phase::sleeping;

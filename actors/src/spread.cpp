@@ -1,0 +1,72 @@
+#include "pool/spread.hpp"
+
+#include <mutex>
+
+#include <caf/execution_unit.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/policy/work_stealing.hpp>
+#include <caf/scheduler/coordinator.hpp>
+#include <caf/scheduler/worker.hpp>
+
+namespace pool {
+
+namespace {
+
+using stealing_thread = caf::scheduler::worker<caf::policy::work_stealing>;
+
+/// Whether `thread` waits on its condition variable (it steals nothing
+/// until woken or timed out).
+bool sleeping(stealing_thread* thread) {
+  auto& wait = thread->data().waitdata;
+  std::lock_guard<std::mutex> guard{wait.lock};
+  return wait.sleeping;
+}
+
+/// The execution unit an actor made runnable is scheduled on: the sender's
+/// thread, unless the sender has more mail (it keeps this thread) and
+/// another thread sleeps.
+class spreading_unit final : public caf::execution_unit {
+public:
+  spreading_unit(stealing_thread* here, caf::scheduled_actor* self)
+      : caf::execution_unit(&here->system()), here_(here), self_(self) {
+    proxies_ = here->proxy_registry_ptr();
+  }
+
+  void exec_later(caf::resumable* job) override {
+    if (!self_->mailbox().empty()) {
+      auto coordinator = here_->parent();
+      auto n = coordinator->num_workers();
+      for (size_t i = 1; i < n; ++i) {
+        auto other = coordinator->worker_by_id((here_->id() + i) % n);
+        if (sleeping(other)) {
+          other->external_enqueue(job);
+          return;
+        }
+      }
+    }
+    here_->exec_later(job);
+  }
+
+private:
+  stealing_thread* here_;
+  caf::scheduled_actor* self_;
+};
+
+} // namespace
+
+void send_spread(caf::scheduled_actor* self, const caf::actor& to,
+                 caf::message msg) {
+  if (!to)
+    return;
+  auto element = caf::make_mailbox_element(
+      self->ctrl(), caf::make_message_id(), {}, std::move(msg));
+  auto here = dynamic_cast<stealing_thread*>(self->context());
+  if (here == nullptr) {
+    to->enqueue(std::move(element), self->context());
+    return;
+  }
+  spreading_unit unit{here, self};
+  to->enqueue(std::move(element), &unit);
+}
+
+} // namespace pool

@@ -1,0 +1,140 @@
+// send_spread: an actor made runnable by a sender that keeps its thread goes
+// to a sleeping scheduler thread; otherwise it is queued as CAF queues it.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <caf/all.hpp>
+#include <caf/policy/work_stealing.hpp>
+#include <caf/scheduler/coordinator.hpp>
+#include <caf/scheduler/worker.hpp>
+
+#include "pool/spread.hpp"
+#include "real_system.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+using stealing_thread = caf::scheduler::worker<caf::policy::work_stealing>;
+
+struct two_threads : pool::test::real_config {
+  two_threads() {
+    set("scheduler.max-threads", size_t{2});
+  }
+};
+
+/// What the sender saw right after its send.
+struct seen {
+  std::atomic<bool> done{false};
+  bool other_slept = false;      // another thread slept before the send
+  bool queued_here = false;      // the receiver sat on the sender's queue
+  std::atomic<bool> received{false};
+};
+
+bool any_other_sleeping(stealing_thread* here) {
+  auto coordinator = here->parent();
+  for (size_t i = 0; i < coordinator->num_workers(); ++i) {
+    auto other = coordinator->worker_by_id(i);
+    if (other == here)
+      continue;
+    auto& wait = other->data().waitdata;
+    std::lock_guard<std::mutex> guard{wait.lock};
+    if (wait.sleeping)
+      return true;
+  }
+  return false;
+}
+
+/// Spawns a receiver and a sender; the sender, given `more_mail`, first
+/// mails itself (so it has more mail when it sends), waits until another
+/// thread sleeps (at most 5 s), then sends to the idle receiver.
+void run(caf::actor_system& sys, seen& s, bool more_mail) {
+  auto receiver = sys.spawn([&s](caf::event_based_actor*) -> caf::behavior {
+    return {[&s](int32_t) {
+      s.received = true;
+    }};
+  });
+  auto sender = sys.spawn([&s, receiver,
+                           more_mail](caf::event_based_actor* self)
+                              -> caf::behavior {
+    return {
+      [=, &s](const std::string&) {
+        auto here = dynamic_cast<stealing_thread*>(self->context());
+        REQUIRE(here != nullptr);
+        if (more_mail)
+          self->send(self, int32_t{0});
+        auto until = std::chrono::steady_clock::now() + 5s;
+        while (!any_other_sleeping(here)
+               && std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(100us);
+        s.other_slept = any_other_sleeping(here);
+        pool::send_spread(self, receiver, caf::make_message(int32_t{1}));
+        s.queued_here = !here->data().queue.empty();
+        s.done = true;
+      },
+      [](int32_t) {},
+    };
+  });
+  caf::anon_send(sender, std::string{"go"});
+  auto until = std::chrono::steady_clock::now() + 10s;
+  while (!(s.done && s.received) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  REQUIRE(s.done);
+  REQUIRE(s.received);
+  caf::anon_send_exit(sender, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
+}
+
+} // namespace
+
+TEST_CASE("a sender with more mail puts the actor it wakes on a sleeping "
+          "thread" * doctest::timeout(30)) {
+  two_threads cfg;
+  caf::actor_system sys{cfg};
+  seen s;
+  run(sys, s, true);
+  REQUIRE(s.other_slept);
+  // It went to the sleeping thread's queue. (Where it then runs is up to
+  // the scheduler: a thread that goes idle first may steal it.)
+  CHECK_FALSE(s.queued_here);
+}
+
+TEST_CASE("a sender with no more mail queues the actor it wakes on its own "
+          "thread, waking nobody" * doctest::timeout(30)) {
+  two_threads cfg;
+  caf::actor_system sys{cfg};
+  seen s;
+  run(sys, s, false);
+  REQUIRE(s.other_slept);
+  // The other thread steals only when its 10 ms wait times out, so the
+  // receiver is still on this thread's queue right after the send.
+  CHECK(s.queued_here);
+}
+
+TEST_CASE("a detached sender sends as usual" * doctest::timeout(30)) {
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  std::atomic<int32_t> got{0};
+  auto receiver = sys.spawn([&got](caf::event_based_actor*) -> caf::behavior {
+    return {[&got](int32_t x) { got = x; }};
+  });
+  auto sender = sys.spawn<caf::detached>(
+    [receiver](caf::event_based_actor* self) -> caf::behavior {
+      return {[=](const std::string&) {
+        self->send(self, int32_t{0}); // more mail: still a plain send
+        pool::send_spread(self, receiver, caf::make_message(int32_t{7}));
+      },
+              [](int32_t) {}};
+    });
+  caf::anon_send(sender, std::string{"go"});
+  auto until = std::chrono::steady_clock::now() + 10s;
+  while (got != 7 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  CHECK(got == 7);
+  caf::anon_send_exit(sender, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
+}
