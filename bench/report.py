@@ -1267,6 +1267,13 @@ def main():
           "and take what the queue table above says now.")
         w("")
 
+    import report_saturation
+    lines, sat_targets = report_saturation.section(
+        res, args.png_dir, os.path.dirname(os.path.abspath(args.md)),
+        meta.get("mode") == "quick")
+    out.extend(lines + ([""] if lines else []))
+    targets.extend(sat_targets)
+
     w("## Raw results")
     w("")
     w("`bench/run` leaves them in `bench/results/` (not committed): "
@@ -1276,7 +1283,9 @@ def main():
       "its hand-off between jobs), "
       "`uneven_calibration.csv` and every job's arrival, observed duration, "
       "latency and ideal latency in `uneven_raw_<distribution>_<load>.csv`; "
-      "`workers.csv`; `queue.csv`; `ablation.csv` (one row per variant "
+      "`workers.csv`; `queue.csv`; `saturation.csv` (one row per "
+      "repetition), `saturation_ceiling.csv`, `saturation_idle.csv`, "
+      "`saturation_calibration.csv`; `ablation.csv` (one row per variant "
       "and figure); `remote.csv` (one row per run of "
       "`remote_bench`) and `remote_meta.json`; `machine_load.csv` (CPU use "
       "per workload); `source.txt` (the library version measured); "

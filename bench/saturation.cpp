@@ -4,10 +4,13 @@
 // default options; cooperative and dedicated) against caf::actor_pool
 // round-robin, the mutex + cv thread pool and the ideal (workers / job
 // time). Also the shepherd's own ceiling: operations per second with jobs
-// that take no time.
+// that take no time, and what an idle pool costs: CPU over 10 s with the
+// pool spawned and no work.
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -177,6 +180,50 @@ void measure_ceiling(const settings& cfg, csv_file& out,
   caf::anon_send_exit(coop, caf::exit_reason::user_shutdown);
 }
 
+/// CPU time this process used so far, in seconds.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/// Share of one core the process burns over `idle` with `what` spawned
+/// in a fresh actor system (as shipped) that got a few jobs first and then
+/// none; "system" is the actor system alone, the baseline.
+void measure_idle(const settings& cfg, csv_file& out, const char* what,
+                  size_t workers) {
+  system_config sys_cfg;
+  caf::actor_system sys{sys_cfg};
+  caf::actor target;
+  std::string name = what;
+  if (name == "pool" || name == "pool_dedicated")
+    target = spawn_checked(pool::spawn_pool(
+        sys, burner{0},
+        pool::pool_options{}.workers(workers).kind(
+            name == "pool" ? pool::worker_kind::cooperative
+                           : pool::worker_kind::dedicated)));
+  else if (name == "actor_pool")
+    target = caf::actor_pool::make(
+        sys.dummy_execution_unit(), workers,
+        [&sys] { return sys.spawn(burner_actor, uint64_t{0}); },
+        caf::actor_pool::round_robin());
+  if (target)
+    via_requests(sys, name, target, name != "actor_pool").run(100);
+  std::this_thread::sleep_for(std::chrono::milliseconds{500}); // settle
+  auto idle = std::chrono::seconds{cfg.quick ? 1 : 10};
+  auto cpu0 = process_cpu_seconds();
+  auto t0 = clock_type::now();
+  std::this_thread::sleep_for(idle);
+  auto seconds = seconds_between(t0, clock_type::now());
+  auto share = (process_cpu_seconds() - cpu0) / seconds;
+  out.rowf("%s,%zu,%.3f,%.5f", what, workers, seconds, share);
+  std::printf("  idle %s (%zu workers): %.2f%% of one core over %.0f s\n",
+              what, workers, share * 100, seconds);
+  std::fflush(stdout);
+  if (target)
+    caf::anon_send_exit(target, caf::exit_reason::user_shutdown);
+}
+
 } // namespace
 
 void run_saturation(const settings& cfg) {
@@ -200,6 +247,10 @@ void run_saturation(const settings& cfg) {
   csv_file ceiling{cfg, "saturation_ceiling.csv",
                    "workers,rep,jobs,seconds,jobs_per_s"};
   measure_ceiling(cfg, ceiling, sys, cores, reps);
+  csv_file idle{cfg, "saturation_idle.csv",
+                "system,workers,seconds,cpu_share_of_one_core"};
+  for (auto what : {"system", "pool", "pool_dedicated", "actor_pool"})
+    measure_idle(cfg, idle, what, cores);
 }
 
 } // namespace bench
