@@ -109,64 +109,6 @@ TEST_CASE("dispatcher: while every worker is busy, the next due entry is "
     CHECK(kvp.second.size() == 1);
 }
 
-TEST_CASE("dispatcher: with a backlog, a whole batch is handed ahead, and a "
-          "joined worker that asks first takes one and the rest wait first" *
-          doctest::timeout(10)) {
-  for (auto joined_asks : {false, true}) {
-    core_sim sim{opts(1)};
-    auto key = pool::test::fake_effects::fake_key(100);
-    if (joined_asks) {
-      REQUIRE(!sim.core.join(pool::worker_handle{caf::actor{}, key}));
-      sim.workers[100].key = 100;
-    }
-    sim.enqueue(0);
-    sim.settle();
-    sim.finish(1); // the job time is known (0): batches of max_batch
-    sim.settle();
-    sim.enqueue(1); // runs; the backlog behind it goes ahead as one batch
-    sim.settle();
-    for (int i = 2; i <= 9; ++i)
-      sim.enqueue(i);
-    sim.settle();
-    auto st = sim.core.stats();
-    REQUIRE(st.handed_ahead >= 1);
-    CHECK(st.held == 1 + (joined_asks ? 1 : 0));
-    if (!joined_asks) {
-      // It takes each offer as it finishes (an offer made while only one
-      // was ready holds one); every entry once, in order, some together.
-      std::vector<int> ran;
-      size_t most = 0;
-      for (int i = 0; i < 10 && ran.size() < 8; ++i) {
-        sim.finish(1);
-        if (!sim.worker_step(1))
-          break;
-        sim.settle();
-        for (auto& record : sim.workers[1].running)
-          ran.push_back(record.payload.get_as<int>(0));
-        most = std::max(most, sim.workers[1].running.size());
-      }
-      CHECK(ran == std::vector<int>{2, 3, 4, 5, 6, 7, 8, 9});
-      CHECK(most > 1);
-      CHECK(sim.core.stats().taken_ahead >= 2);
-    } else {
-      // The joined worker finishes first: the offer is withdrawn, it gets
-      // the oldest alone, and the others wait ahead of newer work.
-      for (int i = 0; i < 2; ++i)
-        sim.finish(100);
-      sim.settle();
-      CHECK(sim.workers[100].running.size() == 1);
-    }
-    for (int i = 0; i < 50 && sim.core.stats().completed < 10; ++i) {
-      for (auto k : sim.in_phase(pool::worker_phase::working))
-        sim.finish(k);
-      sim.settle();
-    }
-    CHECK(sim.core.stats().completed == 10);
-    for (auto& kvp : sim.outcomes)
-      CHECK(kvp.second.size() == 1);
-  }
-}
-
 TEST_CASE("dispatcher: with a backlog and short jobs, workers get batches, "
           "without batching, one job at a time" *
           doctest::timeout(10)) {

@@ -161,17 +161,14 @@ void dispatcher::find_work(worker_ref worker) {
   auto slot = roster_.get(worker);
   if (slot == nullptr)
     return; // It left meanwhile.
-  auto n = batch_size(!own(*slot));
-  if (auto back = withdraw_ahead(); !back.empty()) {
-    // Handed ahead to workers still busy: older than anything ready. What
-    // this worker does not take (a joined one takes one) waits first.
-    while (back.size() > n) {
-      ready_.push_front(std::move(back.back()));
-      back.pop_back();
-    }
-    dispatch(worker, std::move(back));
+  if (auto back = withdraw_ahead()) {
+    // Handed ahead to workers still busy: older than anything ready.
+    record_batch batch;
+    batch.push_back(std::move(*back));
+    dispatch(worker, std::move(batch));
     return;
   }
+  auto n = batch_size(!own(*slot));
   if (!ready_.empty()) {
     dispatch(worker, take_ready(n));
     return;
@@ -325,55 +322,39 @@ void dispatcher::start_timer(const attempt_id& id, worker_ref worker) {
 
 void dispatcher::hand_ahead() {
   if (!tuning_.hand_ahead || ahead_ || ready_.empty() || !askers_.empty() ||
-      roster_.sleeping() > 0)
+      roster_.sleeping() > 0 || batch_size(false) > 1)
     return;
   std::vector<worker_ref> to;
   roster_.for_each(worker_phase::working,
                    [&](worker_ref ref, const worker_slot& slot) {
-                     // (A batch run attempt by attempt gets its own rest
-                     // as a message: an offer must not come in between.)
-                     if (own(slot) && !slot.retiring &&
-                         (!timeout_ || slot.held.size() == 1))
+                     if (own(slot) && !slot.retiring && slot.held.size() == 1)
                        to.push_back(ref);
                      return to.size() < max_ahead_takers;
                    });
   if (to.empty())
     return;
-  // One batch, as a waiting worker would get it now.
-  auto n = batch_size(false);
-  record_batch batch;
-  std::vector<uint64_t> orphans;
-  while (!ready_.empty() && batch.size() < n) {
+  while (!ready_.empty()) {
     auto record = std::move(ready_.front());
     ready_.pop_front();
     auto op = table_.current(record.id);
     if (op == nullptr || op->phase != operation_phase::queued)
       continue; // Obsolete (see dispatch).
-    if (table_.orphaned(record.id.operation))
-      orphans.push_back(record.id.operation);
-    else
-      batch.push_back(std::move(record));
-  }
-  if (!batch.empty()) {
-    // Still waiting until a worker takes them (see took_ahead).
-    ahead_ = ahead_offer{{}, claim_ticket{}, std::move(to)};
-    for (auto& record : batch) {
-      table_.offer(record.id.operation);
-      ahead_->ids.push_back(record.id);
+    if (table_.orphaned(record.id.operation)) {
+      host_.orphaned(record.id.operation);
+      if (ahead_)
+        return; // (Failing an orphan may have handed one ahead meanwhile.)
+      continue;
     }
+    // Still waiting until a worker takes it (see took_ahead).
+    table_.offer(record.id.operation);
+    ahead_ = ahead_offer{record.id, claim_ticket{}, std::move(to)};
     ++mon_.counters().handed_ahead;
-    auto msg = batch.size() == 1
-                   ? caf::make_message(work_to_do_atom_v,
-                                       std::move(batch.front()),
-                                       ahead_->ticket)
-                   : caf::make_message(work_to_do_atom_v, std::move(batch),
-                                       timeout_.has_value(), ahead_->ticket);
     for (auto ref : ahead_->to)
-      fx_.to_worker(*roster_.get(ref), msg);
+      fx_.to_worker(
+          *roster_.get(ref),
+          caf::make_message(work_to_do_atom_v, record, ahead_->ticket));
+    break;
   }
-  // (Failing an orphan may hand ahead again: the offer is out by now.)
-  for (auto id : orphans)
-    host_.orphaned(id);
   prefetch();
 }
 
@@ -396,45 +377,36 @@ bool dispatcher::took_ahead(worker_ref worker) {
   // same actor id as a local one, ids being per node.)
   if (!ahead_->ticket.taken_by(slot->actor_id))
     return false;
-  // It took the entries right after its last report: they run since about
-  // now, in order. (If an operation ended meanwhile, its report is dropped
-  // as stale like any other of an ended operation.)
-  auto ids = std::move(ahead_->ids);
+  // It took the entry right after its last report: it runs since about
+  // now. (If the operation ended meanwhile, the report is dropped as stale
+  // like any other of an ended operation.)
+  auto id = ahead_->id;
   ahead_.reset();
   ++mon_.counters().taken_ahead;
-  if (ids.size() > 1) {
-    ++mon_.counters().batches;
-    mon_.counters().batched += ids.size();
-  }
   auto now = fx_.now();
-  for (auto& id : ids) {
-    if (auto op = table_.current(id); op != nullptr) {
-      mon_.queue_wait().record(now - op->stamp);
-      table_.hold(id.operation, worker, now);
-    }
+  if (auto op = table_.current(id); op != nullptr) {
+    mon_.queue_wait().record(now - op->stamp);
+    table_.hold(id.operation, worker, now);
   }
-  slot->held = std::move(ids);
+  slot->held.assign(1, id);
   slot->started = now;
   roster_.set_phase(worker, worker_phase::working, now);
-  start_timer(slot->held.front(), worker);
+  start_timer(id, worker);
   host_.room_changed();
   hand_ahead(); // It runs the entry handed ahead: it is busy again.
   return true;
 }
 
-dispatcher::record_batch dispatcher::withdraw_ahead() {
-  record_batch batch;
+std::optional<work_record> dispatcher::withdraw_ahead() {
   if (!ahead_ || !ahead_->ticket.withdraw())
-    return batch; // None, or taken: settled when its taker asks.
-  auto ids = std::move(ahead_->ids);
+    return std::nullopt; // None, or taken: settled when its taker asks.
+  auto id = ahead_->id;
   ahead_.reset();
-  for (auto& id : ids) {
-    if (auto op = table_.current(id); op != nullptr) {
-      table_.withdraw(id.operation);
-      batch.push_back(work_record{id, op->payload});
-    }
-  }
-  return batch;
+  auto op = table_.current(id);
+  if (op == nullptr)
+    return std::nullopt;
+  table_.withdraw(id.operation);
+  return work_record{id, op->payload};
 }
 
 // -- lifecycle hooks ----------------------------------------------------------
@@ -444,38 +416,29 @@ void dispatcher::operation_ended(uint64_t id) {
   auto obsolete = [id](const work_record& x) { return x.id.operation == id; };
   ready_.erase(std::remove_if(ready_.begin(), ready_.end(), obsolete),
                ready_.end());
-  if (!ahead_ || std::none_of(ahead_->ids.begin(), ahead_->ids.end(),
-                              [id](const attempt_id& x) {
-                                return x.operation == id;
-                              }))
-    return;
-  // (Taken: it runs, and its report is stale.) Withdrawn: the rest of the
-  // offer is ready again, in order, ahead of anything taken out later.
-  auto back = withdraw_ahead();
-  for (auto i = back.rbegin(); i != back.rend(); ++i)
-    if (i->id.operation != id)
-      ready_.push_front(std::move(*i));
+  if (ahead_ && ahead_->id.operation == id && ahead_->ticket.withdraw())
+    ahead_.reset(); // (Taken: it runs, and its report is stale.)
 }
 
-std::vector<attempt_id> dispatcher::worker_gone(worker_ref worker) {
+std::optional<attempt_id> dispatcher::worker_gone(worker_ref worker) {
   askers_.erase(std::remove(askers_.begin(), askers_.end(), worker),
                 askers_.end());
   if (!may_take_ahead(worker))
-    return {};
-  if (ahead_->ticket.is_open()) {
-    // Open: the stopping worker must not take it, so nobody will; the
-    // entries go back, unstarted.
-    auto now = fx_.now();
-    for (auto& record : withdraw_ahead())
-      requeue(record.id, now);
-    return {};
+    return std::nullopt;
+  auto id = ahead_->id;
+  if (ahead_->ticket.withdraw()) {
+    // Open: the stopping worker must not take it, so nobody will; it goes
+    // back, unstarted.
+    ahead_.reset();
+    if (table_.current(id) != nullptr)
+      requeue(id, fx_.now());
+    return std::nullopt;
   }
   auto slot = roster_.get(worker);
   if (slot == nullptr || !ahead_->ticket.taken_by(slot->actor_id))
-    return {};
-  auto ids = std::move(ahead_->ids);
+    return std::nullopt;
   ahead_.reset();
-  return ids;
+  return id;
 }
 
 void dispatcher::queue_restarted() {

@@ -196,10 +196,10 @@ void shepherd_core::worker_lost(worker_ref worker, caf::error reason,
   auto slot = roster_.get(worker);
   auto joined = slot->joined;
   auto held = std::move(slot->held);
-  // The entries handed ahead: if it took them, it was running the first
-  // (after those held, unstarted); if still open, they go back.
-  for (auto& id : disp_.worker_gone(worker))
-    held.push_back(id);
+  // The entry handed ahead: if it took it, it was running it (after those
+  // held, unstarted); if still open, it goes back.
+  if (auto id = disp_.worker_gone(worker))
+    held.push_back(*id);
   roster_.remove(worker);
   auto cause = reason;
   fail_held(held, std::move(reason));

@@ -315,9 +315,6 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         // offer, so by the time this one was put to sleep it had gone to
         // another worker.
       },
-      [](work_to_do_atom, std::vector<work_record>&, bool, claim_ticket&) {
-        // A batch handed ahead: as above.
-      },
       [](go_to_sleep_atom) {},
       [self](left_pool_atom, caf::error& reason) {
         self->quit(std::move(reason)); // Whoever joined it may join another.
@@ -335,12 +332,6 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         // first and the shepherd has not withdrawn it.
         if (ticket.take(self->id()))
           run(record);
-      },
-      [self, run_batch](work_to_do_atom, std::vector<work_record>& batch,
-                        bool each, claim_ticket& ticket) {
-        // A batch handed ahead: as above.
-        if (ticket.take(self->id()))
-          run_batch(batch, each);
       },
       [self](go_to_sleep_atom) {
         self->state.phase = worker_phase::sleeping;

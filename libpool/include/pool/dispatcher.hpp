@@ -110,10 +110,9 @@ public:
   /// The operation ended: it leaves the buffer and any offer.
   void operation_ended(uint64_t id);
 
-  /// The worker stops: if it took the entries handed ahead, returns those
-  /// attempts (it was running the first); an open offer goes back to the
-  /// queue.
-  std::vector<attempt_id> worker_gone(worker_ref worker);
+  /// The worker stops: if it took the entry handed ahead, returns that
+  /// attempt (it was running it); an open offer goes back to the queue.
+  std::optional<attempt_id> worker_gone(worker_ref worker);
 
   /// The queue was respawned: entries it was asked for are gone with it.
   void queue_restarted();
@@ -124,7 +123,7 @@ public:
   /// queue reported available minus those it handed out since, plus those
   /// taken out ahead.
   uint64_t available() const noexcept {
-    return queue_available_ + ready_.size() + (ahead_ ? ahead_->ids.size() : 0);
+    return queue_available_ + ready_.size() + (ahead_ ? 1 : 0);
   }
 
   /// Puts `id` back into the queue, due at `due` (unstarted, or a retry).
@@ -160,8 +159,7 @@ private:
 
   void hand_ahead();
 
-  /// Withdraws an open offer: its entries still current, which wait again.
-  record_batch withdraw_ahead();
+  std::optional<work_record> withdraw_ahead();
 
   void start_timer(const attempt_id& id, worker_ref worker);
 
@@ -183,10 +181,9 @@ private:
   size_t prefetching_ = 0;
   /// Waiting workers served by the next prefetches, in order.
   std::deque<worker_ref> askers_;
-  /// The entries handed ahead (one batch, in run order) and the workers
-  /// they were sent to.
+  /// The entry handed ahead and the workers it was sent to.
   struct ahead_offer {
-    std::vector<attempt_id> ids;
+    attempt_id id;
     claim_ticket ticket;
     std::vector<worker_ref> to;
   };

@@ -107,10 +107,9 @@ struct pool_stats {
   uint64_t batches = 0;
   /// Jobs handed out in those batches.
   uint64_t batched = 0;
-  /// Offers (an entry or a batch) handed ahead to busy workers
-  /// (docs/protocol.md "Hand-ahead").
+  /// Entries handed ahead to busy workers (docs/protocol.md "Hand-ahead").
   uint64_t handed_ahead = 0;
-  /// Of those, offers a recipient took and ran next; the others were
+  /// Of those, entries a recipient took and ran next; the others were
   /// withdrawn and went to a worker that asked first.
   uint64_t taken_ahead = 0;
   /// From an attempt's due time to its dispatch to a worker.
