@@ -157,7 +157,12 @@ inline void core_sim::collect() {
           accepted.emplace(id, op->payload.get_as<int>(0));
       }
     } else if (e.what == "stop" || e.what == "kill") {
-      workers[e.who].alive = false;
+      // It terminates; the shepherd monitors it.
+      auto& w = workers[e.who];
+      if (w.alive)
+        shepherd_box.push_back(
+            {e.who, caf::make_message(sim_msg::down_atom{})});
+      w.alive = false;
     }
   }
   for (auto& t : fx.timers)

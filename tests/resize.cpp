@@ -76,6 +76,31 @@ TEST_CASE_FIXTURE(deterministic,
 }
 
 TEST_CASE_FIXTURE(deterministic,
+                  "a big shrink stops the next step's workers only once the "
+                  "last step's are gone" *
+                      doctest::timeout(60)) {
+  // (Without the wait, the shepherd put every worker it stopped on its own
+  // scheduler thread's queue at once: 400,000 took 73 s to stop.)
+  auto pool =
+      pool::spawn_pool(sys, twice, pool::pool_options{}.workers(5000));
+  REQUIRE(pool);
+  run();
+  frozen = "pool.worker"; // stopped workers do not get to terminate
+  auto answer = self->request(*pool, caf::infinite, pool::resize_atom_v,
+                              uint64_t{2});
+  run();
+  auto st = stats_of(*pool);
+  CHECK(st.configured == 2);
+  CHECK(st.workers == 3000); // one step of 2,000 stopped, none after it
+  frozen.clear();
+  run();
+  answer.receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
+  st = stats_of(*pool);
+  CHECK(st.workers == 2);
+  check_invariant(st);
+}
+
+TEST_CASE_FIXTURE(deterministic,
                   "resizing to 0 is refused, naming the field, pool unchanged" *
                       doctest::timeout(30)) {
   auto pool = pool::spawn_pool(sys, twice, pool::pool_options{}.workers(3));

@@ -124,7 +124,9 @@ caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
         [fn](caf::actor_system& sys, bool dedicated, caf::timespan slow) {
           if (dedicated)
             return sys.spawn<caf::detached>(worker_actor<F>, fn);
-          return sys.spawn(timed_worker_actor<F>, fn, slow);
+          // Asleep until its first message, it needs no scheduling before:
+          // growing by 1,000,000 queues none of them on a scheduler thread.
+          return sys.spawn<caf::lazy_init>(timed_worker_actor<F>, fn, slow);
         });
   } else {
     return caf::make_error(pool_errc::invalid_option, std::string{"job"});

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <caf/actor.hpp>
@@ -265,6 +266,9 @@ private:
   std::vector<caf::response_promise> drain_promises_;
   /// Workers replaced after a timeout that have not terminated yet.
   std::unordered_map<const void*, caf::actor> abandoned_;
+  /// Workers a shrink step stopped whose down message has not come yet:
+  /// the next step waits for them (see resize_step).
+  std::unordered_set<const void*> stopping_;
   caf::error quit_reason_;
   /// Parked submits are being admitted (no reentry).
   bool admitting_ = false;
