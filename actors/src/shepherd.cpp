@@ -107,10 +107,7 @@ private:
   }
 
   void to_worker(const worker_slot& worker, caf::message msg) override {
-    if (worker.joined)
-      send(worker.handle, std::move(msg));
-    else
-      send_spread(this, worker.handle, std::move(msg));
+    send_spread(this, worker.handle, std::move(msg));
   }
 
   worker_handle spawn_worker() override {

@@ -22,26 +22,23 @@ bool sleeping(stealing_thread* thread) {
   return wait.sleeping;
 }
 
-/// The execution unit an actor made runnable is scheduled on: the sender's
-/// thread, unless the sender has more mail (it keeps this thread) and
-/// another thread sleeps.
+/// The execution unit an actor made runnable is scheduled on, for a sender
+/// that keeps its thread: another thread that sleeps, else the sender's.
 class spreading_unit final : public caf::execution_unit {
 public:
-  spreading_unit(stealing_thread* here, caf::scheduled_actor* self)
-      : caf::execution_unit(&here->system()), here_(here), self_(self) {
+  explicit spreading_unit(stealing_thread* here)
+      : caf::execution_unit(&here->system()), here_(here) {
     proxies_ = here->proxy_registry_ptr();
   }
 
   void exec_later(caf::resumable* job) override {
-    if (!self_->mailbox().empty()) {
-      auto coordinator = here_->parent();
-      auto n = coordinator->num_workers();
-      for (size_t i = 1; i < n; ++i) {
-        auto other = coordinator->worker_by_id((here_->id() + i) % n);
-        if (sleeping(other)) {
-          other->external_enqueue(job);
-          return;
-        }
+    auto coordinator = here_->parent();
+    auto n = coordinator->num_workers();
+    for (size_t i = 1; i < n; ++i) {
+      auto other = coordinator->worker_by_id((here_->id() + i) % n);
+      if (sleeping(other)) {
+        other->external_enqueue(job);
+        return;
       }
     }
     here_->exec_later(job);
@@ -49,7 +46,6 @@ public:
 
 private:
   stealing_thread* here_;
-  caf::scheduled_actor* self_;
 };
 
 } // namespace
@@ -60,12 +56,16 @@ void send_spread(caf::scheduled_actor* self, const caf::actor& to,
     return;
   auto element = caf::make_mailbox_element(
       self->ctrl(), caf::make_message_id(), {}, std::move(msg));
-  auto here = dynamic_cast<stealing_thread*>(self->context());
+  // Only a sender with more mail keeps its thread: the common case (and an
+  // idle pool's every send) costs one check more than a plain send.
+  auto here = self->mailbox().empty()
+                  ? nullptr
+                  : dynamic_cast<stealing_thread*>(self->context());
   if (here == nullptr) {
     to->enqueue(std::move(element), self->context());
     return;
   }
-  spreading_unit unit{here, self};
+  spreading_unit unit{here};
   to->enqueue(std::move(element), &unit);
 }
 

@@ -222,12 +222,11 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   // Reports one attempt as `(status_rep, id, result | error)`.
   auto report = [self](const caf::actor& shepherd, const attempt_id& id,
                        caf::expected<caf::message> outcome) {
-    if (outcome)
-      send_spread(self, shepherd,
-                  caf::make_message(status_reply_atom_v, id, std::move(*outcome)));
-    else
-      send_spread(self, shepherd,
-                  caf::make_message(status_reply_atom_v, id, std::move(outcome.error())));
+    send_spread(self, shepherd,
+                outcome ? caf::make_message(status_reply_atom_v, id,
+                                            std::move(*outcome))
+                        : caf::make_message(status_reply_atom_v, id,
+                                            std::move(outcome.error())));
   };
   auto run = [self, attempt, report, start_clock](work_record& record) {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
@@ -286,8 +285,8 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       return;
     }
     if (!each)
-      send_spread(self, shepherd,
-                  caf::make_message(status_reply_atom_v, std::move(outcomes)));
+      send_spread(self, shepherd, caf::make_message(status_reply_atom_v,
+                                                    std::move(outcomes)));
     st.batch_from = nullptr;
     st.phase = worker_phase::waiting;
     send_spread(self, shepherd, caf::make_message(give_me_work_atom_v));
