@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <pool/configure.hpp>
+#include <pool/protocol.hpp>
 #include <pool/errors.hpp>
 
 namespace bench {
@@ -262,6 +263,45 @@ std::vector<double> run_cv_sequential(cv_thread_pool& pool, size_t n,
     std::this_thread::sleep_for(gap);
   }
   return samples;
+}
+
+target pool_target(caf::actor_system& sys, std::string name, caf::actor pool,
+                   size_t window) {
+  return {std::move(name), [&sys, pool, window](size_t n) {
+            return run_window<int32_t>(
+                sys, n, window, [pool](caf::event_based_actor* self, size_t i) {
+                  return self->request(pool, caf::infinite, pool::submit_atom_v,
+                                       static_cast<int32_t>(i));
+                });
+          }};
+}
+
+target actor_target(caf::actor_system& sys, std::string name,
+                    caf::actor dest, size_t window) {
+  return {std::move(name), [&sys, dest, window](size_t n) {
+            return run_window<int32_t>(
+                sys, n, window, [dest](caf::event_based_actor* self, size_t i) {
+                  return self->request(dest, caf::infinite,
+                                       static_cast<int32_t>(i));
+                });
+          }};
+}
+
+void alternate(std::vector<target>& targets, size_t warmup, size_t n,
+               size_t reps,
+               const std::function<void(size_t k, size_t rep,
+                                        const window_result&)>& record) {
+  for (auto& t : targets)
+    t.run(warmup);
+  for (size_t rep = 0; rep < reps; ++rep) {
+    for (size_t k = 0; k < targets.size(); ++k) {
+      auto res = targets[k].run(n);
+      record(k, rep, res);
+      if (res.errors > 0)
+        std::printf("  !! %s: %zu errors\n", targets[k].name.c_str(),
+                    res.errors);
+    }
+  }
 }
 
 } // namespace bench

@@ -198,6 +198,29 @@ window_result run_window(caf::actor_system& sys, size_t n, size_t window,
   return result.get();
 }
 
+/// A named way of running `n` jobs (int32 in, int32 out).
+struct target {
+  std::string name;
+  std::function<window_result(size_t n)> run;
+};
+
+/// Submits to `pool`, keeping `window` requests outstanding.
+target pool_target(caf::actor_system& sys, std::string name, caf::actor pool,
+                   size_t window);
+
+/// Asks the plain actor `dest` (an actor pool, a bare actor), keeping
+/// `window` requests outstanding.
+target actor_target(caf::actor_system& sys, std::string name,
+                    caf::actor dest, size_t window);
+
+/// Runs each target once with `warmup` jobs, then `reps` rounds of `n` jobs
+/// each, the targets alternating within a round; reports each run to
+/// `record(k, rep, result)` and prints the runs that had errors.
+void alternate(std::vector<target>& targets, size_t warmup, size_t n,
+               size_t reps,
+               const std::function<void(size_t k, size_t rep,
+                                        const window_result&)>& record);
+
 /// Issues `n` requests one at a time, waiting `gap` after each reply so the
 /// target is idle again, and returns each request's round-trip time in ns.
 /// Blocks the calling (non-actor) thread until done.

@@ -65,26 +65,6 @@ caf::behavior burner_actor(caf::event_based_actor*, uint64_t iters) {
   return {[iters](int32_t x) { return burn(iters, x); }};
 }
 
-/// One system at one point: runs `n` jobs, returns the elapsed seconds.
-struct system_under_test {
-  std::string name;
-  std::function<window_result(size_t n)> run;
-};
-
-system_under_test via_requests(caf::actor_system& sys, std::string name,
-                               caf::actor dest, bool submit) {
-  return {std::move(name), [&sys, dest, submit](size_t n) {
-            return run_window<int32_t>(
-                sys, n, window,
-                [dest, submit](caf::event_based_actor* self, size_t i) {
-                  auto x = static_cast<int32_t>(i);
-                  return submit ? self->request(dest, caf::infinite,
-                                                pool::submit_atom_v, x)
-                                : self->request(dest, caf::infinite, x);
-                });
-          }};
-}
-
 struct point {
   double job_us;
   size_t workers;
@@ -114,10 +94,10 @@ void measure_point(const settings& cfg, csv_file& out, caf::actor_system& sys,
       [&sys, iters] { return sys.spawn(burner_actor, iters); },
       caf::actor_pool::round_robin());
   cv_thread_pool cv{p.workers};
-  std::vector<system_under_test> systems{
-      via_requests(sys, "pool", coop, true),
-      via_requests(sys, "pool_dedicated", dedicated, true),
-      via_requests(sys, "actor_pool", ap, false),
+  std::vector<target> systems{
+      pool_target(sys, "pool", coop, window),
+      pool_target(sys, "pool_dedicated", dedicated, window),
+      actor_target(sys, "actor_pool", ap, window),
       {"cv_thread_pool",
        [&cv, iters](size_t jobs) {
          return window_result{
@@ -126,22 +106,15 @@ void measure_point(const settings& cfg, csv_file& out, caf::actor_system& sys,
              0};
        }},
   };
-  for (auto& s : systems)
-    s.run(std::max<size_t>(n / 10, 20));
   std::vector<std::vector<double>> shares(systems.size());
-  for (size_t rep = 0; rep < reps; ++rep) {
-    for (size_t k = 0; k < systems.size(); ++k) {
-      auto res = systems[k].run(n);
-      auto rate = n / res.seconds;
-      shares[k].push_back(rate / ideal);
-      out.rowf("%.0f,%zu,%s,%zu,%zu,%.6f,%.1f,%.1f,%.4f,%zu", p.job_us,
-               p.workers, systems[k].name.c_str(), rep, n, res.seconds, rate,
-               ideal, rate / ideal, res.errors);
-      if (res.errors > 0)
-        std::printf("  !! %s: %zu errors\n", systems[k].name.c_str(),
-                    res.errors);
-    }
-  }
+  alternate(systems, std::max<size_t>(n / 10, 20), n, reps,
+            [&](size_t k, size_t rep, const window_result& res) {
+              auto rate = n / res.seconds;
+              shares[k].push_back(rate / ideal);
+              out.rowf("%.0f,%zu,%s,%zu,%zu,%.6f,%.1f,%.1f,%.4f,%zu",
+                       p.job_us, p.workers, systems[k].name.c_str(), rep, n,
+                       res.seconds, rate, ideal, rate / ideal, res.errors);
+            });
   std::printf("  %5.0f us x %zu workers:", p.job_us, p.workers);
   for (size_t k = 0; k < systems.size(); ++k) {
     auto s = spread_of(shares[k]);
@@ -162,7 +135,7 @@ void measure_ceiling(const settings& cfg, csv_file& out,
   auto n = cfg.count(200000, 20000);
   auto coop = spawn_checked(pool::spawn_pool(
       sys, burner{0}, pool::pool_options{}.workers(workers)));
-  auto run = via_requests(sys, "pool", coop, true);
+  auto run = pool_target(sys, "pool", coop, window);
   run.run(n / 10);
   std::vector<double> rates;
   for (size_t rep = 0; rep < reps; ++rep) {
@@ -194,21 +167,23 @@ void measure_idle(const settings& cfg, csv_file& out, const char* what,
                   size_t workers) {
   system_config sys_cfg;
   caf::actor_system sys{sys_cfg};
-  caf::actor target;
+  caf::actor subject;
   std::string name = what;
   if (name == "pool" || name == "pool_dedicated")
-    target = spawn_checked(pool::spawn_pool(
+    subject = spawn_checked(pool::spawn_pool(
         sys, burner{0},
         pool::pool_options{}.workers(workers).kind(
             name == "pool" ? pool::worker_kind::cooperative
                            : pool::worker_kind::dedicated)));
   else if (name == "actor_pool")
-    target = caf::actor_pool::make(
+    subject = caf::actor_pool::make(
         sys.dummy_execution_unit(), workers,
         [&sys] { return sys.spawn(burner_actor, uint64_t{0}); },
         caf::actor_pool::round_robin());
-  if (target)
-    via_requests(sys, name, target, name != "actor_pool").run(100);
+  if (name == "actor_pool")
+    actor_target(sys, name, subject, window).run(100);
+  else if (subject)
+    pool_target(sys, name, subject, window).run(100);
   std::this_thread::sleep_for(std::chrono::milliseconds{500}); // settle
   auto idle = std::chrono::seconds{cfg.quick ? 1 : 10};
   auto cpu0 = process_cpu_seconds();
@@ -220,8 +195,8 @@ void measure_idle(const settings& cfg, csv_file& out, const char* what,
   std::printf("  idle %s (%zu workers): %.2f%% of one core over %.0f s\n",
               what, workers, share * 100, seconds);
   std::fflush(stdout);
-  if (target)
-    caf::anon_send_exit(target, caf::exit_reason::user_shutdown);
+  if (subject)
+    caf::anon_send_exit(subject, caf::exit_reason::user_shutdown);
 }
 
 } // namespace

@@ -45,32 +45,6 @@ caf::actor make_actor_pool(caf::actor_system& sys, size_t workers) {
       [&sys] { return sys.spawn(doubler); }, caf::actor_pool::round_robin());
 }
 
-/// A named way of running `n` trivial jobs; returns elapsed seconds.
-struct target {
-  std::string name;
-  std::function<window_result(size_t n)> run;
-};
-
-target pool_target(caf::actor_system& sys, std::string name, caf::actor pool) {
-  return {std::move(name), [&sys, pool](size_t n) {
-            return run_window<int32_t>(
-                sys, n, window, [pool](caf::event_based_actor* self, size_t i) {
-                  return self->request(pool, caf::infinite, pool::submit_atom_v,
-                                       static_cast<int32_t>(i));
-                });
-          }};
-}
-
-target actor_target(caf::actor_system& sys, std::string name, caf::actor dest) {
-  return {std::move(name), [&sys, dest](size_t n) {
-            return run_window<int32_t>(
-                sys, n, window, [dest](caf::event_based_actor* self, size_t i) {
-                  return self->request(dest, caf::infinite,
-                                       static_cast<int32_t>(i));
-                });
-          }};
-}
-
 /// POOL_BENCH_TARGETS=a,b keeps only the named targets (for profiling one).
 template <class T, class Name>
 void keep_chosen(std::vector<T>& targets, Name name_of) {
@@ -92,23 +66,16 @@ void measure(const settings& cfg, csv_file& out, const std::string& workload,
              std::vector<target>& targets, size_t n, size_t jobs_per_request,
              size_t reps) {
   keep_chosen(targets, [](const target& t) { return t.name; });
-  for (auto& t : targets)
-    t.run(std::max<size_t>(n / 10, 1));
   std::vector<std::vector<double>> rates(targets.size());
-  for (size_t rep = 0; rep < reps; ++rep) {
-    for (size_t k = 0; k < targets.size(); ++k) {
-      auto res = targets[k].run(n);
-      auto jobs = n * jobs_per_request;
-      auto rate = static_cast<double>(jobs) / res.seconds;
-      rates[k].push_back(rate);
-      out.rowf("%s,%s,%zu,%zu,%zu,%.6f,%.1f,%zu", workload.c_str(),
-               targets[k].name.c_str(), rep, jobs, jobs_per_request,
-               res.seconds, rate, res.errors);
-      if (res.errors > 0)
-        std::printf("  !! %s: %zu errors\n", targets[k].name.c_str(),
-                    res.errors);
-    }
-  }
+  alternate(targets, std::max<size_t>(n / 10, 1), n, reps,
+            [&](size_t k, size_t rep, const window_result& res) {
+              auto jobs = n * jobs_per_request;
+              auto rate = static_cast<double>(jobs) / res.seconds;
+              rates[k].push_back(rate);
+              out.rowf("%s,%s,%zu,%zu,%zu,%.6f,%.1f,%zu", workload.c_str(),
+                       targets[k].name.c_str(), rep, jobs, jobs_per_request,
+                       res.seconds, rate, res.errors);
+            });
   for (size_t k = 0; k < targets.size(); ++k) {
     auto s = spread_of(rates[k]);
     std::printf("  %-22s %12.0f jobs/s  (min %.0f, max %.0f)\n",
@@ -138,10 +105,10 @@ void run_trivial(const settings& cfg) {
     auto bare = sys.spawn(doubler);
     cv_thread_pool cv_pool{2};
     std::vector<target> targets{
-        pool_target(sys, "pool", coop),
-        pool_target(sys, "pool_dedicated", dedicated),
-        actor_target(sys, "actor_pool", ap),
-        actor_target(sys, "bare_actor", bare),
+        pool_target(sys, "pool", coop, window),
+        pool_target(sys, "pool_dedicated", dedicated, window),
+        actor_target(sys, "actor_pool", ap, window),
+        actor_target(sys, "bare_actor", bare, window),
         {"cv_thread_pool",
          [&cv_pool](size_t jobs) {
            return window_result{run_cv_window(cv_pool, jobs, window), 0};
@@ -291,8 +258,8 @@ void run_sweep(const settings& cfg) {
       auto coop = spawn_checked(
           pool::spawn_pool(sys, twice, pool::pool_options{}.workers(workers)));
       auto ap = make_actor_pool(sys, workers);
-      std::vector<target> targets{pool_target(sys, "pool", coop),
-                                  actor_target(sys, "actor_pool", ap)};
+      std::vector<target> targets{pool_target(sys, "pool", coop, window),
+                                  actor_target(sys, "actor_pool", ap, window)};
       for (auto& t : targets)
         t.run(std::max<size_t>(n / 10, 1));
       std::vector<std::vector<double>> rates(targets.size());
@@ -344,9 +311,9 @@ void run_durable(const settings& cfg) {
         pool::pool_options{opts}.durable(std::string{dir} + "/normal.db",
                                          pool::sqlite_sync::normal)));
     std::vector<target> targets{
-        pool_target(sys, "pool_memory", memory),
-        pool_target(sys, "pool_durable_full", full),
-        pool_target(sys, "pool_durable_normal", normal),
+        pool_target(sys, "pool_memory", memory, window),
+        pool_target(sys, "pool_durable_full", full, window),
+        pool_target(sys, "pool_durable_normal", normal, window),
     };
     measure(cfg, out, "durable", targets, n, 1, reps);
     for (auto& x : {memory, full, normal})

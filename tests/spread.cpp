@@ -49,10 +49,13 @@ bool any_other_sleeping(stealing_thread* here) {
   return false;
 }
 
-/// Spawns a receiver and a sender; the sender, given `more_mail`, first
-/// mails itself (so it has more mail when it sends), waits until another
-/// thread sleeps (at most 5 s), then sends to the idle receiver.
-void run(caf::actor_system& sys, seen& s, bool more_mail) {
+/// In a system of two scheduler threads, spawns a receiver and a sender;
+/// the sender, given `more_mail`, first mails itself (so it has more mail
+/// when it sends), waits until another thread sleeps (at most 5 s), then
+/// sends to the idle receiver.
+void run(seen& s, bool more_mail) {
+  two_threads cfg;
+  caf::actor_system sys{cfg};
   auto receiver = sys.spawn([&s](caf::event_based_actor*) -> caf::behavior {
     return {[&s](int32_t) {
       s.received = true;
@@ -87,17 +90,15 @@ void run(caf::actor_system& sys, seen& s, bool more_mail) {
   REQUIRE(s.received);
   caf::anon_send_exit(sender, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
+  REQUIRE(s.other_slept);
 }
 
 } // namespace
 
 TEST_CASE("a sender with more mail puts the actor it wakes on a sleeping "
           "thread" * doctest::timeout(30)) {
-  two_threads cfg;
-  caf::actor_system sys{cfg};
   seen s;
-  run(sys, s, true);
-  REQUIRE(s.other_slept);
+  run(s, true);
   // It went to the sleeping thread's queue. (Where it then runs is up to
   // the scheduler: a thread that goes idle first may steal it.)
   CHECK_FALSE(s.queued_here);
@@ -105,11 +106,8 @@ TEST_CASE("a sender with more mail puts the actor it wakes on a sleeping "
 
 TEST_CASE("a sender with no more mail queues the actor it wakes on its own "
           "thread, waking nobody" * doctest::timeout(30)) {
-  two_threads cfg;
-  caf::actor_system sys{cfg};
   seen s;
-  run(sys, s, false);
-  REQUIRE(s.other_slept);
+  run(s, false);
   // The other thread steals only when its 10 ms wait times out, so the
   // receiver is still on this thread's queue right after the send.
   CHECK(s.queued_here);
