@@ -71,7 +71,11 @@ int main(int argc, char** argv) {
   caf::actor_system sys{cfg};
   auto job = [runs, generation](int n) {
     append(runs, "run " + std::to_string(n) + " " + generation + "\n");
-    std::this_thread::sleep_for(1ms); // work that takes a while
+    // Work that takes a while: 4,000 jobs on 2 workers take 8 s, longer
+    // than the crash loop's 24 kills can (at most 200 ms each), so the
+    // work is never done before the loop has killed enough incarnations
+    // (an incarnation over a finished store exits in about 10 ms).
+    std::this_thread::sleep_for(4ms);
     return n * 2;
   };
   auto pool = pool::spawn_pool(sys, job,
