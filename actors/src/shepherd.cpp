@@ -364,6 +364,7 @@ caf::behavior shepherd_actor::make_behavior() {
       },
       // -- callers
       [this](pool_stats_atom) { return core_.stats(); },
+      [this](pool_metrics_atom) { return core_.metrics(); },
       [this](resize_atom, uint64_t n) -> caf::result<void> {
         core_.resize(n, make_response_promise());
         return caf::delegated<void>{};

@@ -28,6 +28,7 @@ void log_histogram::record(caf::timespan x) noexcept {
   auto ns = x.count() > 0 ? static_cast<uint64_t>(x.count()) : uint64_t{0};
   ++buckets_[bucket_of(ns)];
   ++count_;
+  sum_ += ns;
   max_ = std::max(max_, ns);
 }
 

@@ -229,4 +229,17 @@ pool_stats monitors::snapshot(const worker_roster& roster,
   return result;
 }
 
+pool_metrics monitors::metrics(const worker_roster& roster,
+                              operation_table& table, const admission& adm,
+                              size_t abandoned) {
+  pool_metrics result;
+  result.stats = snapshot(roster, table, adm, abandoned);
+  result.queue_wait = export_histogram(queue_wait_);
+  result.processing = export_histogram(processing_);
+  auto now = fx_.now();
+  if (auto oldest = table.oldest_due(now))
+    result.oldest_due_age = now - *oldest;
+  return result;
+}
+
 } // namespace pool

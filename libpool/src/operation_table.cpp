@@ -122,6 +122,20 @@ size_t operation_table::available(time_point now) {
   return due_;
 }
 
+std::optional<operation_table::time_point>
+operation_table::oldest_due(time_point now) {
+  std::optional<time_point> result;
+  if (available(now) == 0)
+    return result;
+  for (auto& kvp : ops_) {
+    auto& op = kvp.second;
+    if (op.phase == operation_phase::queued && op.stamp <= now &&
+        (!result || op.stamp < *result))
+      result = op.stamp;
+  }
+  return result;
+}
+
 std::vector<uint64_t> operation_table::ids() const {
   std::vector<uint64_t> result;
   result.reserve(ops_.size());

@@ -67,6 +67,14 @@ pool_stats shepherd_core::stats() {
   return mon_.snapshot(roster_, table_, adm_, abandoned_.size());
 }
 
+pool_metrics shepherd_core::metrics() {
+  auto result = mon_.metrics(roster_, table_, adm_, abandoned_.size());
+  result.restarts_in_window = sup_.restarts_in_window(fx_.now());
+  result.max_restarts = sup_.max_restarts();
+  result.restart_window = sup_.restart_window();
+  return result;
+}
+
 void shepherd_core::op_status(uint64_t id, caf::response_promise promise) {
   if (auto op = table_.find(id)) {
     operation_record rec;

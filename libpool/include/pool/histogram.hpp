@@ -25,6 +25,16 @@ public:
     return count_;
   }
 
+  /// Sum of the recorded values (exact, in nanoseconds).
+  caf::timespan sum() const noexcept {
+    return caf::timespan{static_cast<caf::timespan::rep>(sum_)};
+  }
+
+  /// The counters, one per bucket (see `bucket_of`).
+  const std::array<uint64_t, bucket_count>& buckets() const noexcept {
+    return buckets_;
+  }
+
   /// Largest recorded value (exact).
   caf::timespan max() const noexcept {
     return caf::timespan{static_cast<caf::timespan::rep>(max_)};
@@ -43,6 +53,7 @@ public:
 private:
   std::array<uint64_t, bucket_count> buckets_{};
   uint64_t count_ = 0;
+  uint64_t sum_ = 0;
   uint64_t max_ = 0;
 };
 

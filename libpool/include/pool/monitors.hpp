@@ -9,6 +9,7 @@
 
 #include "pool/admission.hpp"
 #include "pool/histogram.hpp"
+#include "pool/metrics.hpp"
 #include "pool/operation_table.hpp"
 #include "pool/options.hpp"
 #include "pool/shepherd_effects.hpp"
@@ -72,6 +73,10 @@ public:
   /// The pool's figures now.
   pool_stats snapshot(const worker_roster& roster, operation_table& table,
                       const admission& adm, size_t abandoned);
+
+  /// The snapshot with the histograms' counters and the oldest due age.
+  pool_metrics metrics(const worker_roster& roster, operation_table& table,
+                       const admission& adm, size_t abandoned);
 
 private:
   void log(log_level level, const std::string& text);

@@ -170,6 +170,11 @@ public:
   /// Waiting operations due at `now`.
   size_t available(time_point now);
 
+  /// The earliest due time of the operations waiting at `now` that are due
+  /// (not handed ahead); none when none is. Linear in the table's size:
+  /// for metrics, not for the hot path.
+  std::optional<time_point> oldest_due(time_point now);
+
   /// Waiting operations not yet due at `now`.
   size_t delayed(time_point now) {
     return waiting() - available(now);

@@ -63,6 +63,9 @@ public:
   /// The pool's figures now (answered by the shepherd itself).
   pool_stats stats();
 
+  /// The snapshot with histogram counters (`(pool_metrics)`).
+  pool_metrics metrics();
+
   /// `(op_status, id)`: the record, from memory while pending, else (durable
   /// stores) through the queue.
   void op_status(uint64_t id, caf::response_promise promise);

@@ -40,6 +40,10 @@ public:
     return max_restarts_;
   }
 
+  caf::timespan restart_window() const noexcept {
+    return window_;
+  }
+
   /// When attempt `failed + 1` of an operation with `policy` is due, or none
   /// if `failed` was its last attempt.
   std::optional<time_point>

@@ -9,6 +9,7 @@
 #include <caf/type_id.hpp>
 
 #include "pool/events.hpp"
+#include "pool/metrics.hpp"
 #include "pool/operation_record.hpp"
 #include "pool/stats.hpp"
 #include "pool/work_record.hpp"
@@ -110,5 +111,13 @@ CAF_ADD_ATOM(pool, pool, status_reply_atom, "status_rep")
 /// longer a member (its attempt timed out, or it stayed silent after being
 /// woken); its attempt was withdrawn. It may join again.
 CAF_ADD_ATOM(pool, pool, left_pool_atom, "left_pool")
+
+// -- exporters -> shepherd (added last: earlier ids stay as they were) -----
+
+CAF_ADD_TYPE_ID(pool, (pool::histogram_data))
+CAF_ADD_TYPE_ID(pool, (pool::pool_metrics))
+/// `(pool_metrics)`: replies a `pool_metrics` (the stats snapshot with the
+/// histograms' counters and the oldest due age) for exporters.
+CAF_ADD_ATOM(pool, pool, pool_metrics_atom, "pool_metr")
 
 CAF_END_TYPE_ID_BLOCK(pool)

@@ -1,0 +1,236 @@
+// The live page served at `/` and its script at `/app.js`: polls
+// /api/stats every second and draws one card per pool. Every text that
+// comes from a pool (error texts, names) goes in with textContent, never
+// as markup.
+namespace pool::http_detail {
+
+extern const char* const page_html;
+extern const char* const page_js;
+
+const char* const page_html = R"html(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>pool</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d2330; }
+header { display: flex; gap: 1em; align-items: center; padding: .6em 1em; background: #1d2330; color: #fff; }
+header h1 { font-size: 1.1em; margin: 0; }
+header .grow { flex: 1; }
+#conn.bad { color: #ff8a80; }
+main { padding: 1em; display: grid; gap: 1em; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
+.card { background: #fff; border-radius: 6px; padding: 1em; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
+.card h2 { margin: 0 0 .5em; font-size: 1.1em; display: flex; gap: .6em; align-items: baseline; }
+.card h2 .tag { font-size: .75em; padding: 0 .4em; border-radius: 3px; background: #c62828; color: #fff; }
+.card h2 .tag[hidden] { display: none; }
+.bar { display: flex; height: 14px; border-radius: 3px; overflow: hidden; background: #e0e3e8; margin: .3em 0 .6em; }
+.bar span { display: block; height: 100%; }
+.busy-seg { background: #2e7d32; } .waiting-seg { background: #f9a825; } .sleeping-seg { background: #90a4ae; }
+.grid { display: grid; grid-template-columns: repeat(4, 1fr); gap: .2em 1em; }
+.grid div b { display: block; font-size: 1.15em; font-variant-numeric: tabular-nums; }
+.grid div small { color: #5b6475; }
+.sparks { display: grid; grid-template-columns: 1fr 1fr 1fr; gap: .6em; margin-top: .8em; }
+.sparks svg { width: 100%; height: 48px; background: #f1f3f6; border-radius: 3px; }
+.sparks small { color: #5b6475; }
+polyline { fill: none; stroke-width: 1.5; }
+.l50 { stroke: #1565c0; } .l95 { stroke: #ef6c00; } .l99 { stroke: #c62828; } .ltp { stroke: #2e7d32; }
+.actions { margin-top: .8em; display: flex; gap: .4em; flex-wrap: wrap; }
+details { margin-top: .6em; }
+ul.log { margin: .3em 0; padding-left: 1.2em; max-height: 12em; overflow: auto; font-size: .9em; }
+ul.log li code { background: #f1f3f6; padding: 0 .2em; }
+#action-log { font-size: .9em; padding: 0 1em 1em; }
+</style>
+</head>
+<body>
+<header>
+  <h1>pool</h1><span id="conn">connecting</span><span class="grow"></span>
+  <label>operator token <input id="token" type="password" autocomplete="off" size="24"></label>
+</header>
+<main id="pools"></main>
+<ul id="action-log" class="log"></ul>
+<script src="/app.js"></script>
+</body>
+</html>
+)html";
+
+const char* const page_js = R"js('use strict';
+const $ = (sel, root) => (root || document).querySelector(sel);
+const tokenInput = $('#token');
+tokenInput.value = sessionStorage.getItem('pool-token') || '';
+tokenInput.addEventListener('change', () => sessionStorage.setItem('pool-token', tokenInput.value));
+let actionsEnabled = false;
+
+function el(tag, attrs, children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const c of children || []) e.append(c);
+  return e;
+}
+function fmtDur(s) {
+  if (!(s > 0)) return '0';
+  if (s < 1e-3) return (s * 1e6).toPrecision(3) + 'µs';
+  if (s < 1) return (s * 1e3).toPrecision(3) + 'ms';
+  if (s < 120) return s.toPrecision(3) + 's';
+  return Math.round(s / 60) + 'min';
+}
+function fmtNum(n) { return Number(n).toLocaleString('en-US', {maximumFractionDigits: 1}); }
+function figure(card, key, label) {
+  const b = el('b', {'data-figure': key}, ['–']);
+  card.grid.append(el('div', {}, [b, el('small', {}, [label])]));
+  card.figures[key] = b;
+}
+function spark(card, key, label, lines) {
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', '0 0 300 48');
+  svg.setAttribute('preserveAspectRatio', 'none');
+  const polys = lines.map(cls => {
+    const p = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+    p.setAttribute('class', cls);
+    svg.append(p);
+    return p;
+  });
+  const cap = el('small', {}, [label]);
+  card.sparks.append(el('div', {'data-spark': key}, [svg, cap]));
+  card.lines[key] = {polys, cap, label};
+}
+function drawSpark(card, key, seriesList, fmt) {
+  const s = card.lines[key];
+  const max = Math.max(1e-12, ...seriesList.flat());
+  seriesList.forEach((series, i) => {
+    const n = series.length;
+    const pts = series.map((v, j) => `${(n > 1 ? j / (n - 1) : 1) * 300},${46 - (v / max) * 44}`);
+    s.polys[i].setAttribute('points', pts.join(' '));
+  });
+  s.cap.textContent = `${s.label} (max ${fmt(max)})`;
+}
+function makeCard(name) {
+  const root = el('section', {class: 'card', 'data-pool': name});
+  const card = {root, figures: {}, lines: {}};
+  card.alarm = el('span', {class: 'tag', hidden: ''}, ['backlog alarm']);
+  card.down = el('span', {class: 'tag', hidden: ''}, ['terminated']);
+  root.append(el('h2', {}, [name, card.alarm, card.down]));
+  card.bar = el('div', {class: 'bar', title: 'busy / waiting / sleeping'});
+  card.segs = ['busy', 'waiting', 'sleeping'].map(k => { const s = el('span', {class: k + '-seg'}); card.bar.append(s); return s; });
+  root.append(card.bar);
+  card.grid = el('div', {class: 'grid'});
+  root.append(card.grid);
+  figure(card, 'workers', 'busy / workers');
+  figure(card, 'utilization', 'utilization');
+  figure(card, 'queued', 'due (+ delayed)');
+  figure(card, 'oldest', 'oldest due age');
+  figure(card, 'throughput', 'ops/s (last min)');
+  figure(card, 'completed', 'completed');
+  figure(card, 'failed', 'failed');
+  figure(card, 'retried', 'retried');
+  figure(card, 'wait', 'wait p50/p95/p99');
+  figure(card, 'run', 'run p50/p95/p99');
+  figure(card, 'high', 'high: busy / due / waiting');
+  figure(card, 'restarts', 'restart budget used');
+  card.sparks = el('div', {class: 'sparks'});
+  root.append(card.sparks);
+  spark(card, 'throughput', 'ops/s', ['ltp']);
+  spark(card, 'wait', 'wait p50 p95 p99', ['l50', 'l95', 'l99']);
+  spark(card, 'run', 'run p50 p95 p99', ['l50', 'l95', 'l99']);
+  const actions = el('div', {class: 'actions'});
+  const button = (label, fn, title) => {
+    const b = el('button', {type: 'button', 'data-action': label, title: title || ''}, [label]);
+    b.addEventListener('click', fn);
+    actions.append(b);
+    return b;
+  };
+  card.buttons = [
+    button('resize', () => {
+      const n = prompt(`Resize '${name}' to how many workers?`);
+      if (n !== null && confirm(`Resize '${name}' to ${n} workers?`)) act(name, 'resize', {workers: Number(n)});
+    }),
+    button('drain', () => { if (confirm(`Drain '${name}'? It finishes its work, then stops.`)) act(name, 'drain', {}); }),
+    button('cancel', () => {
+      const id = prompt(`Cancel which operation id of '${name}'?`);
+      if (id !== null && confirm(`Cancel op#${id} of '${name}'?`)) act(name, 'cancel', {operation: Number(id)});
+    }),
+  ];
+  for (const a of ['pause', 'resume']) {
+    const b = button(a, () => {}, 'not available in this version of the pool');
+    b.disabled = true;
+  }
+  root.append(actions);
+  card.failures = el('ul', {class: 'log'});
+  card.events = el('ul', {class: 'log'});
+  card.failSummary = el('summary', {}, ['recent failures']);
+  card.eventSummary = el('summary', {}, ['recent events']);
+  root.append(el('details', {open: ''}, [card.failSummary, card.failures]));
+  root.append(el('details', {}, [card.eventSummary, card.events]));
+  $('#pools').append(root);
+  return card;
+}
+const cards = new Map();
+function time(t) { return new Date(t * 1000).toLocaleTimeString(); }
+function render(data) {
+  actionsEnabled = data.actions;
+  for (const p of data.pools) {
+    let card = cards.get(p.name);
+    if (!card) { card = makeCard(p.name); cards.set(p.name, card); }
+    for (const b of card.buttons) { b.disabled = !actionsEnabled; b.title = actionsEnabled ? '' : 'the server was started without an operator token'; }
+    card.down.hidden = !p.down;
+    if (!p.sampled) continue;
+    const s = p.stats, w = p.window, f = card.figures;
+    card.alarm.hidden = !s.backlog_alarm;
+    const total = Math.max(1, s.workers);
+    card.segs[0].style.width = (100 * s.busy / total) + '%';
+    card.segs[1].style.width = (100 * s.waiting / total) + '%';
+    card.segs[2].style.width = (100 * s.sleeping / total) + '%';
+    f.workers.textContent = `${s.busy} / ${s.workers}`;
+    f.utilization.textContent = Math.round(100 * p.utilization) + '%';
+    f.queued.textContent = `${fmtNum(s.available)} (+${fmtNum(s.delayed)})`;
+    f.oldest.textContent = fmtDur(p.oldest_due_age);
+    f.throughput.textContent = fmtNum(w.throughput);
+    f.completed.textContent = fmtNum(s.completed);
+    f.failed.textContent = fmtNum(s.failed);
+    f.retried.textContent = fmtNum(s.retried);
+    f.wait.textContent = [w.wait.p50, w.wait.p95, w.wait.p99].map(fmtDur).join(' / ');
+    f.run.textContent = [w.run.p50, w.run.p95, w.run.p99].map(fmtDur).join(' / ');
+    f.high.textContent = `${s.busy_high} / ${fmtNum(s.available_high)} / ${fmtNum(s.waiting_high)}`;
+    f.restarts.textContent = p.restarts.max < 0 ? `${p.restarts.in_window} (no limit)` : `${p.restarts.in_window} of ${p.restarts.max} in ${fmtDur(p.restarts.window)}`;
+    const series = p.series;
+    drawSpark(card, 'throughput', [series.map(x => x.throughput)], fmtNum);
+    drawSpark(card, 'wait', ['p50', 'p95', 'p99'].map(q => series.map(x => x.wait[q])), fmtDur);
+    drawSpark(card, 'run', ['p50', 'p95', 'p99'].map(q => series.map(x => x.run[q])), fmtDur);
+    card.failSummary.textContent = `recent failures (${p.failures.length})`;
+    card.failures.replaceChildren(...p.failures.map(x => el('li', {}, [
+      `${time(x.at)} op#${x.operation}: `, el('code', {}, [x.error]),
+      ...(x.attempts.length ? [el('ul', {}, x.attempts.map((a, i) => el('li', {}, [`attempt ${i + 1}: `, el('code', {}, [a])])))] : [])])));
+    card.eventSummary.textContent = `recent events (${p.events.length})`;
+    card.events.replaceChildren(...p.events.map(x => el('li', {}, [`${time(x.at)} ${x.kind} (${x.count})`])));
+  }
+}
+async function act(pool, action, body) {
+  const line = el('li', {}, [`${new Date().toLocaleTimeString()} ${action} ${pool}: …`]);
+  $('#action-log').prepend(line);
+  try {
+    const r = await fetch(`/api/pools/${encodeURIComponent(pool)}/${action}`, {
+      method: 'POST', body: JSON.stringify(body),
+      headers: {'Content-Type': 'application/json', 'Authorization': 'Bearer ' + tokenInput.value}});
+    const d = await r.json();
+    line.textContent = `${new Date().toLocaleTimeString()} ${action} ${pool}: ${r.ok ? 'ok' : r.status + ' ' + d.error}`;
+  } catch (e) {
+    line.textContent = `${action} ${pool}: ${e}`;
+  }
+}
+async function refresh() {
+  const conn = $('#conn');
+  try {
+    const r = await fetch('/api/stats', {cache: 'no-store'});
+    render(await r.json());
+    conn.textContent = 'live, updated ' + new Date().toLocaleTimeString();
+    conn.className = '';
+  } catch (e) {
+    conn.textContent = 'disconnected';
+    conn.className = 'bad';
+  }
+}
+refresh();
+setInterval(refresh, 1000);
+)js";
+
+} // namespace pool::http_detail

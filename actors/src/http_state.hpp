@@ -1,0 +1,42 @@
+#pragma once
+
+// What the HTTP endpoint's sampler actor and its request threads share.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "pool/http.hpp"
+#include "pool/metrics_history.hpp"
+
+namespace pool::http_detail {
+
+/// One served pool: its samples and events. Guarded by `http_state::mtx`.
+struct served_pool {
+  std::string name;
+  caf::actor pool;
+  metrics_history history;
+  event_log events;
+  /// The pool terminated; its last figures stay on show.
+  bool down = false;
+  /// Samples the pool did not answer within the interval.
+  uint64_t missed = 0;
+};
+
+struct http_state {
+  std::mutex mtx;
+  std::vector<served_pool> pools;
+};
+
+/// Spawns the actor that asks every pool for its figures each
+/// `opts.sample_interval` and subscribes to their events, writing both into
+/// `state`.
+caf::actor spawn_sampler(caf::actor_system& sys,
+                         std::shared_ptr<http_state> state,
+                         const http_options& opts);
+
+} // namespace pool::http_detail
