@@ -69,15 +69,9 @@ caf::behavior sampler(sampler_actor* self, std::shared_ptr<http_state> shared,
       pools.push_back(p.pool);
   }
   st.asking.assign(pools.size(), false);
-  // Every kind but `completed`: one message per successful operation would
-  // cost the pool more than the page is worth. Histories of operations
-  // that retried and then succeeded are forgotten oldest first instead.
-  constexpr auto mask = event_mask::all & ~event_bit(event_kind::completed);
   for (auto& pool : pools) {
     st.addrs.push_back(pool.address());
     self->monitor(pool);
-    self->request(pool, caf::infinite, subscribe_atom_v, caf::actor{self}, mask)
-        .then([] {}, [](caf::error&) {});
   }
   self->set_down_handler([self](const caf::down_msg& msg) {
     auto i = index_of(self->state, msg.source);
@@ -106,6 +100,31 @@ caf::behavior sampler(sampler_actor* self, std::shared_ptr<http_state> shared,
 }
 
 } // namespace
+
+caf::error subscribe_sampler(caf::actor_system& sys, const caf::actor& sampler,
+                             const std::vector<http_pool>& pools) {
+  // Every kind but `completed`: one message per successful operation would
+  // cost the pool more than the page is worth. Histories of operations
+  // that retried and then succeeded are forgotten oldest first instead.
+  constexpr auto mask = event_mask::all & ~event_bit(event_kind::completed);
+  caf::scoped_actor self{sys};
+  caf::error result;
+  for (auto& p : pools) {
+    self->request(p.pool, std::chrono::seconds(10), subscribe_atom_v, sampler,
+                  mask)
+        .receive([] {},
+                 [&](caf::error& err) {
+                   result = caf::make_error(
+                       pool_errc::invalid_option,
+                       "http: pool '" + p.name +
+                           "' did not accept the subscription: " +
+                           describe(err));
+                 });
+    if (result)
+      break;
+  }
+  return result;
+}
 
 caf::actor spawn_sampler(caf::actor_system& sys,
                          std::shared_ptr<http_state> state,

@@ -357,6 +357,12 @@ serve_http(caf::actor_system& sys, std::vector<http_pool> pools,
   ep->server.new_task_queue = [threads] {
     return new httplib::ThreadPool(threads);
   };
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
+  // a second server share a taken port silently.
+  ep->server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   ep->server.set_payload_max_length(ep->opts.max_body);
   ep->server.set_keep_alive_timeout(2);
   ep->server.set_read_timeout(5, 0);
@@ -374,8 +380,17 @@ serve_http(caf::actor_system& sys, std::vector<http_pool> pools,
                                " (taken, or not an address of this host)");
   ep->port = static_cast<uint16_t>(port);
   ep->sampler = spawn_sampler(sys, ep->state, ep->opts);
+  // Subscribed before returning: no failure after this call goes unseen.
+  if (auto err = subscribe_sampler(sys, ep->sampler, pools)) {
+    caf::anon_send_exit(ep->sampler, caf::exit_reason::user_shutdown);
+    return err;
+  }
   auto* raw = ep.get();
   ep->thread = std::thread{[raw] { raw->server.listen_after_bind(); }};
+  // httplib's stop() does nothing before the loop runs: wait for it (it
+  // starts at once; bounded all the same).
+  for (int i = 0; i < 5000 && !raw->server.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return std::make_unique<http_endpoint>(std::move(ep));
 }
 

@@ -39,4 +39,9 @@ caf::actor spawn_sampler(caf::actor_system& sys,
                          std::shared_ptr<http_state> state,
                          const http_options& opts);
 
+/// Subscribes `sampler` to the events of every pool and waits for each
+/// pool's confirmation (at most 10 s each).
+caf::error subscribe_sampler(caf::actor_system& sys, const caf::actor& sampler,
+                             const std::vector<http_pool>& pools);
+
 } // namespace pool::http_detail
