@@ -8,6 +8,8 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/wait.h>
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -328,6 +330,69 @@ TEST_CASE("bad options and taken ports are refused with the reason" *
   same_port.port = (*first)->port();
   refused({{"a", *p}}, same_port, "cannot listen on 127.0.0.1:");
   caf::anon_send_exit(*p, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// Runs `cmd` through the shell; returns its exit status and output.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  auto pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[512];
+  while (auto n = std::fread(buf, 1, sizeof(buf), pipe))
+    out.append(buf, n);
+  auto rc = ::pclose(pipe);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+}
+
+} // namespace
+
+TEST_CASE("pooltop --once prints the pool's screen" * doctest::timeout(60)) {
+  fixture f;
+  f.run({1, 2, 3, -5});
+  f.wait_for([](const json& p) { return p["stats"]["failed"] == 1; });
+  auto [rc, out] = shell(std::string{POOLTOP} + " --once --url " +
+                         f.endpoint->url() + " 2>&1");
+  INFO(out);
+  CHECK_EQ(rc, 0);
+  CHECK_NE(out.find("main  "), std::string::npos);
+  CHECK_NE(out.find("done 3  failed 1"), std::string::npos);
+  CHECK_NE(out.find("negative input -5"), std::string::npos);
+  auto [bad_rc, bad] = shell(std::string{POOLTOP} +
+                             " --once --url http://127.0.0.1:1 2>&1");
+  CHECK_EQ(bad_rc, 1);
+  CHECK_NE(bad.find("cannot read http://127.0.0.1:1/api/stats"),
+           std::string::npos);
+}
+
+TEST_CASE("poolrun --http serves its pool while it runs" *
+          doctest::timeout(60)) {
+  // 8 commands of 0.3 s on 2 slots: about 1.2 s to scrape in.
+  auto cmd = std::string{"seq 8 | "} + POOLRUN +
+             " -j2 --http 127.0.0.1:0 'sleep 0.3; echo {}' 2>&1 >/dev/null";
+  auto pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char line[256] = {};
+  REQUIRE(std::fgets(line, sizeof(line), pipe) != nullptr);
+  std::string first = line;
+  INFO(first);
+  auto at = first.find("http://127.0.0.1:");
+  REQUIRE_NE(at, std::string::npos);
+  auto port = std::stoi(first.substr(at + 17));
+  httplib::Client cli{"127.0.0.1", port};
+  std::string metrics;
+  for (int i = 0; i < 50 && metrics.find("{pool=\"poolrun\"}") == std::string::npos;
+       ++i) {
+    if (auto res = cli.Get("/metrics"))
+      metrics = res->body;
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK_NE(metrics.find("pool_operations_submitted_total{pool=\"poolrun\"}"),
+           std::string::npos);
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+  }
+  CHECK_EQ(::pclose(pipe), 0);
 }
 
 TEST_CASE("--http addresses" * doctest::timeout(10)) {

@@ -28,7 +28,8 @@ main { padding: 1em; display: grid; gap: 1em; grid-template-columns: repeat(auto
 .bar span { display: block; height: 100%; }
 .busy-seg { background: #2e7d32; } .waiting-seg { background: #f9a825; } .sleeping-seg { background: #90a4ae; }
 .grid { display: grid; grid-template-columns: repeat(4, 1fr); gap: .2em 1em; }
-.grid div b { display: block; font-size: 1.15em; font-variant-numeric: tabular-nums; }
+.grid div b { display: block; font-size: 1.15em; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.grid div b.small { font-size: .95em; }
 .grid div small { color: #5b6475; }
 .sparks { display: grid; grid-template-columns: 1fr 1fr 1fr; gap: .6em; margin-top: .8em; }
 .sparks svg { width: 100%; height: 48px; background: #f1f3f6; border-radius: 3px; }
@@ -75,8 +76,8 @@ function fmtDur(s) {
   return Math.round(s / 60) + 'min';
 }
 function fmtNum(n) { return Number(n).toLocaleString('en-US', {maximumFractionDigits: 1}); }
-function figure(card, key, label) {
-  const b = el('b', {'data-figure': key}, ['–']);
+function figure(card, key, label, cls) {
+  const b = el('b', {'data-figure': key, class: cls || ''}, ['–']);
   card.grid.append(el('div', {}, [b, el('small', {}, [label])]));
   card.figures[key] = b;
 }
@@ -123,8 +124,8 @@ function makeCard(name) {
   figure(card, 'completed', 'completed');
   figure(card, 'failed', 'failed');
   figure(card, 'retried', 'retried');
-  figure(card, 'wait', 'wait p50/p95/p99');
-  figure(card, 'run', 'run p50/p95/p99');
+  figure(card, 'wait', 'wait p50 · p95 · p99', 'small');
+  figure(card, 'run', 'run p50 · p95 · p99', 'small');
   figure(card, 'high', 'high: busy / due / waiting');
   figure(card, 'restarts', 'restart budget used');
   card.sparks = el('div', {class: 'sparks'});
@@ -188,8 +189,8 @@ function render(data) {
     f.completed.textContent = fmtNum(s.completed);
     f.failed.textContent = fmtNum(s.failed);
     f.retried.textContent = fmtNum(s.retried);
-    f.wait.textContent = [w.wait.p50, w.wait.p95, w.wait.p99].map(fmtDur).join(' / ');
-    f.run.textContent = [w.run.p50, w.run.p95, w.run.p99].map(fmtDur).join(' / ');
+    f.wait.textContent = [w.wait.p50, w.wait.p95, w.wait.p99].map(fmtDur).join(' · ');
+    f.run.textContent = [w.run.p50, w.run.p95, w.run.p99].map(fmtDur).join(' · ');
     f.high.textContent = `${s.busy_high} / ${fmtNum(s.available_high)} / ${fmtNum(s.waiting_high)}`;
     f.restarts.textContent = p.restarts.max < 0 ? `${p.restarts.in_window} (no limit)` : `${p.restarts.in_window} of ${p.restarts.max} in ${fmtDur(p.restarts.window)}`;
     const series = p.series;

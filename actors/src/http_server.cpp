@@ -268,6 +268,10 @@ void add_routes(http_endpoint::impl& ep) {
                       "POST /api/pools/<name>/<action>");
     else if (res.status == 413)
       reply_error(res, 413, "request body too large");
+    else if (res.status == 400 && res.body.empty())
+      reply_error(res, 400,
+                  "malformed request (a POST needs a body with a "
+                  "Content-Length: send {} when there is nothing to say)");
     else if (res.body.empty())
       reply_error(res, res.status, "request refused");
   });

@@ -2,6 +2,9 @@
 // `:::`), everything else by CLI11.
 #include "cli.hpp"
 
+#include <pool/errors.hpp>
+#include <pool/http.hpp>
+
 #include <cstring>
 
 #include <CLI/CLI.hpp>
@@ -224,6 +227,11 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "with --journal: print outputs of earlier runs too")
       ->group(records);
   const std::string progress = "Progress";
+  one(app.add_option("--http", o.http,
+                     "serve metrics (/metrics), JSON and a live page on "
+                     "ADDR:PORT (127.0.0.1 unless given; actions need "
+                     "POOL_HTTP_TOKEN)")->type_name("ADDR:PORT"))
+      ->group(progress);
   app.add_flag("--eta", o.eta, "estimated time left on standard error")
       ->group(progress);
   app.add_flag("--bar", o.bar, "progress bar on standard error")
@@ -326,6 +334,11 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--resume and --resume-failed need --joblog FILE";
   if (o.replay && o.journal.empty())
     return "--replay needs --journal FILE";
+  if (!o.http.empty()) {
+    pool::http_options http;
+    if (auto err = pool::parse_http_address(o.http, http))
+      return pool::describe(err);
+  }
   for (auto ext : {".csv", ".tsv", ".json"})
     if (o.results.size() > 4 &&
         o.results.compare(o.results.size() - std::strlen(ext), std::string::npos,

@@ -16,6 +16,7 @@
 
 #include <caf/all.hpp>
 #include <pool/all.hpp>
+#include <pool/http.hpp>
 
 #include "cli.hpp"
 #include "console.hpp"
@@ -128,11 +129,24 @@ int main(int argc, char** argv) {
     config cfg;
     caf::actor_system sys{cfg};
     caf::actor pool;
+    std::unique_ptr<pool::http_endpoint> http;
     if (!opts.dry_run) {
       std::string why;
       pool = setup.spawn_pool(sys, why);
       if (!pool)
         return fail(why);
+      if (!opts.http.empty()) {
+        pool::http_options hopts;
+        pool::parse_http_address(opts.http, hopts); // checked by the CLI
+        if (auto token = std::getenv("POOL_HTTP_TOKEN"))
+          hopts.token = token;
+        auto ep = pool::serve_http(sys, {{"poolrun", pool}}, hopts);
+        if (!ep)
+          return fail(pool::describe(ep.error()));
+        http = std::move(*ep);
+        std::fprintf(stderr, "poolrun: serving %s/ (metrics: /metrics)\n",
+                     http->url().c_str());
+      }
     }
     auto exit_status = std::make_shared<std::promise<int>>();
     auto result = exit_status->get_future();
@@ -154,6 +168,7 @@ int main(int argc, char** argv) {
     unsigned char stop = 0;
     [[maybe_unused]] auto n = ::write(signal_pipe[1], &stop, 1);
     watcher.join();
+    http.reset();
     setup.finish();
   } // the actor system waits for the pool's workers here
   if (auto sig = interrupted_by.load(); sig != 0)

@@ -152,6 +152,9 @@ struct run_options {
   bool resume_failed = false;
   std::string journal;
   bool replay = false;
+  /// `--http ADDR:PORT`: serve the pool's metrics and live page there
+  /// (actions only with an operator token in POOL_HTTP_TOKEN).
+  std::string http;
 
   // -- progress ----------------------------------------------------------
   bool eta = false;

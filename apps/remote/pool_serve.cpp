@@ -3,7 +3,7 @@
 //
 //   pool_serve --token T [--port P] [--bind ADDRESS] [--reuse-address]
 //              [--workers N] [--max-attempts N] [--submit N]
-//              [--durable FILE] [--delay-ms D]
+//              [--durable FILE] [--delay-ms D] [--http ADDR:PORT]
 //
 // The first line on stdout is the port. With `--submit N` it submits the
 // inputs 1..N itself and prints `completed <n> correct <k>` once all are
@@ -13,6 +13,9 @@
 // was done, and runs nothing twice that had finished. It stops, exit
 // status 0, when the pool stops (`poolctl ... drain`) or on SIGINT/SIGTERM.
 // `--delay-ms D` makes each local job sleep D ms first (as pool_node's).
+// `--http ADDR:PORT` also serves metrics, JSON and the live page there
+// (pool::serve_http; the actions take the same token); its URL goes to
+// stderr.
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -20,6 +23,7 @@
 
 #include <caf/all.hpp>
 #include <pool/all.hpp>
+#include <pool/http.hpp>
 #include <pool/remote.hpp>
 
 #include "command_line.hpp"
@@ -30,7 +34,7 @@ namespace {
 constexpr const char* usage =
     "usage: pool_serve --token T [--port P] [--bind ADDRESS] "
     "[--reuse-address] [--workers N] [--max-attempts N] [--submit N] "
-    "[--durable FILE] [--delay-ms D]";
+    "[--durable FILE] [--delay-ms D] [--http ADDR:PORT]";
 
 /// Submits 1..n in batches (one actor per batch keeps each actor's list of
 /// pending requests short) and prints the tally once every answer is in.
@@ -162,12 +166,29 @@ int main(int argc, char** argv) {
     caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
     return 1;
   }
+  std::unique_ptr<pool::http_endpoint> http;
+  if (args.has("http")) {
+    pool::http_options hopts;
+    hopts.token = args.text("token");
+    auto ep = pool::parse_http_address(args.text("http"), hopts);
+    auto served = ep ? caf::expected<std::unique_ptr<pool::http_endpoint>>{ep}
+                     : pool::serve_http(sys, {{"pool_serve", *pool}}, hopts);
+    if (!served) {
+      std::cerr << "cannot serve http: " << pool::describe(served.error())
+                << '\n';
+      caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    http = std::move(*served);
+    std::cerr << "http: " << http->url() << "/" << std::endl;
+  }
   std::cout << *bound << std::endl;
   if (*submit > 0)
     submit_all(sys, *pool, static_cast<int32_t>(*submit), !durable.empty());
   auto signalled = remote_demo::wait_for_stop(sys, *pool, signals);
   if (signalled)
     caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+  http.reset();
   std::cout << "pool stopped" << std::endl;
   return 0;
 }

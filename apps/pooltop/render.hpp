@@ -1,0 +1,27 @@
+#pragma once
+
+// pooltop's one screen, from the JSON of /api/stats: plain text (with ANSI
+// colours when asked), so that it is tested without a terminal.
+
+#include <string>
+#include <vector>
+
+namespace pooltop {
+
+struct render_options {
+  /// Columns available; lines are cut to fit.
+  size_t width = 100;
+  /// ANSI colours and bold.
+  bool color = false;
+  /// Failures shown per pool.
+  size_t failures = 5;
+};
+
+/// Renders the body of `/api/stats`; a body that is not that JSON renders
+/// as one line saying so.
+std::string render(const std::string& stats_json, const render_options& opts);
+
+/// A sparkline of `values` in Unicode blocks, scaled to their maximum.
+std::string sparkline(const std::vector<double>& values, size_t width);
+
+} // namespace pooltop
