@@ -1,6 +1,6 @@
 # CTest `package.consumer`: installs the build under test into a scratch
-# prefix, then configures, builds and runs tests/consumer (pool::actors and
-# pool::remote) against it with find_package(pool). Run with -P and
+# prefix, then configures, builds and runs tests/consumer (pool::actors,
+# pool::remote and pool::http) against it with find_package(pool). Run with -P and
 # -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... [-DGENERATOR=...].
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -25,6 +25,7 @@ step(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build"
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 step("${WORK_DIR}/build/consumer")
 step("${WORK_DIR}/build/consumer_remote")
+step("${WORK_DIR}/build/consumer_http")
 # The package version file refuses a version this build is not.
 execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer"
                         -B "${WORK_DIR}/build-wrong" ${generator_args}
