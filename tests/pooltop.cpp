@@ -66,7 +66,7 @@ TEST_CASE("the screen shows workers, queue, rates, sparklines and failures" *
            std::string::npos);
 }
 
-TEST_CASE("lines fit the width; bad input says what it is" *
+TEST_CASE("lines fit the width, and bad input says what it is" *
           doctest::timeout(10)) {
   pooltop::render_options opts;
   opts.width = 30;
