@@ -293,7 +293,8 @@ TEST_CASE_FIXTURE(batching,
                   "adds several with one add_work" *
                       doctest::timeout(30)) {
   auto store = std::make_shared<pool::memory_store>();
-  auto queue = sys.spawn(pool::queue_actor, store, caf::timespan{0});
+  auto queue = sys.spawn(pool::queue_actor, store, caf::timespan{0},
+                         caf::actor_addr{});
   std::vector<pool::work_record> records;
   for (uint64_t i = 1; i <= 5; ++i)
     records.push_back({pool::attempt_id{i, 1}, caf::make_message(int(i))});

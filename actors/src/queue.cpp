@@ -4,6 +4,7 @@
 
 #include <caf/event_based_actor.hpp>
 #include <caf/result.hpp>
+#include <caf/send.hpp>
 
 #include "pool/errors.hpp"
 #include "pool/protocol.hpp"
@@ -213,18 +214,68 @@ void prune(queue_self self) {
   self->delayed_send(self, again, queue_msg::prune_v);
 }
 
+/// Renews the store's leases, tells the owner which were lost, and
+/// schedules the next renewal. A failed renewal is tried again at the next
+/// interval (the lease outlives three of them).
+void renew(queue_self self) {
+  auto& st = self->state;
+  auto every = st.store->lease_interval();
+  if (!every)
+    return;
+  self->delayed_send(self, *every, queue_msg::renew_v);
+  auto lost = st.store->renew_leases(self->clock().now());
+  schedule_flush(self);
+  if (lost && !lost->empty())
+    if (auto owner = caf::actor_cast<caf::actor>(st.owner))
+      self->send(owner, queue_msg::lost_v, std::move(*lost));
+}
+
+/// Reads what the store's listener brought and passes it on.
+void wake(queue_self self) {
+  auto& st = self->state;
+  st.wake_pending->store(false);
+  auto news = st.store->poll_notifications();
+  // A wake without news is the safety poll: count again.
+  auto work = news.work || news.missed || news.finished.empty();
+  if (auto owner = caf::actor_cast<caf::actor>(st.owner))
+    self->send(owner, queue_msg::news_v, work, std::move(news.finished),
+               news.missed);
+}
+
+/// Lets a shared store wake this actor from its listener thread, at most
+/// one `q_wake` in the mailbox at a time; the hook goes with the actor.
+void listen(queue_self self) {
+  auto& st = self->state;
+  st.wake_pending = std::make_shared<std::atomic<bool>>(false);
+  st.store->set_wakeup([me = self->address(), flag = st.wake_pending] {
+    if (flag->exchange(true))
+      return;
+    if (auto queue = caf::actor_cast<caf::actor>(me))
+      caf::anon_send(queue, queue_msg::wake_v);
+  });
+  self->attach_functor([store = st.store] { store->set_wakeup({}); });
+  // Whatever arrived before this queue listened.
+  self->send(self, queue_msg::wake_v);
+}
+
 } // namespace
 
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                           std::shared_ptr<work_store> store,
-                          caf::timespan commit_interval) {
+                          caf::timespan commit_interval,
+                          caf::actor_addr owner) {
   self->state.store = std::move(store);
   self->state.commit_interval = commit_interval;
+  self->state.owner = std::move(owner);
   // A predecessor may have died in the middle of a group.
   self->state.store->discard();
   // With retention, finished operations are pruned in the background.
   if (auto every = self->state.store->prune_interval())
     self->delayed_send(self, *every, queue_msg::prune_v);
+  if (auto every = self->state.store->lease_interval())
+    self->delayed_send(self, *every, queue_msg::renew_v);
+  if (self->state.store->shared())
+    listen(self);
   auto counts = [self] {
     return caf::make_message(
         counts_of(*self->state.store, self->clock().now()));
@@ -291,6 +342,11 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       },
       [self](queue_msg::flush_atom) { flush(self); },
       [self](queue_msg::prune_atom) { prune(self); },
+      [self](queue_msg::renew_atom) { renew(self); },
+      [self](queue_msg::wake_atom) {
+        if (self->state.wake_pending)
+          wake(self);
+      },
   };
 }
 

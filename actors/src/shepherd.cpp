@@ -86,7 +86,8 @@ private:
   }
 
   void spawn_queue() {
-    queue_ = spawn(queue_actor, cfg_.store, cfg_.options.commit_interval());
+    queue_ = spawn(queue_actor, cfg_.store, cfg_.options.commit_interval(),
+                   address());
     monitor(queue_);
   }
 
@@ -427,6 +428,16 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](no_work_atom, caf::timespan wait) {
         if (from_queue())
           core_.on_no_work(wait);
+      },
+      // -- what a shared store learned, from the queue unasked
+      [this](queue_msg::lost_atom, const std::vector<uint64_t>& ops) {
+        if (from_queue())
+          core_.leases_lost(ops);
+      },
+      [this](queue_msg::news_atom, bool work,
+             const std::vector<uint64_t>& finished, bool missed) {
+        if (from_queue())
+          core_.store_news(work, finished, missed);
       },
   };
 }

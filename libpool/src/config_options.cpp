@@ -111,6 +111,14 @@ constexpr pool_option all_options[] = {
      "durable: least time between two commits"},
     {"unique-window", value_kind::duration, "1h",
      "durable: how long a finished unique key matches"},
+    {"postgres", value_kind::text, "postgres://pool@db/jobs",
+     "keep the queue in PostgreSQL (shared by every pool naming it)"},
+    {"postgres-queue", value_kind::text, "default",
+     "postgres: the shared queue's name"},
+    {"postgres-lease", value_kind::duration, "30s",
+     "postgres: how long an attempt stays leased without renewal"},
+    {"postgres-limit", value_kind::integer, "16",
+     "postgres: most attempts running at once across every process"},
 };
 
 bool holds(const caf::config_value& x, value_kind kind) {
@@ -322,6 +330,18 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
         return bad("durable_sync", "must be full or normal");
     }
     opts.durable(*x, sync);
+  }
+  if (auto x = caf::get_if<std::string>(&cfg, key("postgres"))) {
+    auto pg = pg_options{}.queue(
+        caf::get_or(cfg, key("postgres-queue"), std::string{"default"}));
+    if (auto lease = caf::get_if<caf::timespan>(&cfg, key("postgres-lease")))
+      pg.lease(*lease);
+    auto limit = count("postgres-limit", "postgres_limit", 1);
+    if (!limit)
+      return std::move(limit.error());
+    if (*limit)
+      pg.concurrency_limit(**limit);
+    opts.postgres(*x, std::move(pg));
   }
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("commit-interval")))
     opts.commit_interval(*x);

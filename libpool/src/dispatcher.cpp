@@ -35,26 +35,35 @@ void dispatcher::on_counts(const queue_counts& counts) {
   auto waiting = roster_.waiting();
   auto unclaimed = available() > waiting ? available() - waiting : uint64_t{0};
   auto n = std::min<uint64_t>(unclaimed, roster_.sleeping());
-  auto now = fx_.now();
-  for (uint64_t i = 0; i < n; ++i) {
-    auto worker = roster_.top_sleeper();
-    auto& slot = *roster_.get(worker);
-    roster_.set_phase(worker, worker_phase::waiting, now);
-    if (own(slot) && tuning_.ask_for_sleepers) {
-      // Ask the queue on the sleeper's behalf instead of waking it to ask
-      // (a dedicated worker's thread is then woken only for work).
-      slot.unaware = true;
-      slot.asking = true;
-      find_work(worker);
-    } else {
-      fx_.to_worker(slot, caf::make_message(wake_up_atom_v));
-      if (slot.joined)
-        host_.woke_joined(worker);
-    }
-  }
+  for (uint64_t i = 0; i < n; ++i)
+    wake_sleeper();
   if (counts.next_due_in != no_deadline)
     arm_due(counts.next_due_in);
   prefetch();
+}
+
+bool dispatcher::wake_one() {
+  if (roster_.sleeping() == 0)
+    return false;
+  wake_sleeper();
+  return true;
+}
+
+void dispatcher::wake_sleeper() {
+  auto worker = roster_.top_sleeper();
+  auto& slot = *roster_.get(worker);
+  roster_.set_phase(worker, worker_phase::waiting, fx_.now());
+  if (own(slot) && tuning_.ask_for_sleepers) {
+    // Ask the queue on the sleeper's behalf instead of waking it to ask
+    // (a dedicated worker's thread is then woken only for work).
+    slot.unaware = true;
+    slot.asking = true;
+    find_work(worker);
+  } else {
+    fx_.to_worker(slot, caf::make_message(wake_up_atom_v));
+    if (slot.joined)
+      host_.woke_joined(worker);
+  }
 }
 
 bool dispatcher::hand_out_directly(uint64_t id, operation& op) {

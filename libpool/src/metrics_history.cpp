@@ -79,6 +79,9 @@ json stats_json(const pool_stats& x) {
               {"alarms_raised", x.alarms_raised},
               {"overload_warnings", x.overload_warnings},
               {"waiting_high", x.waiting_high},
+              {"adopted", x.adopted},
+              {"leases_lost", x.leases_lost},
+              {"released", x.released},
               {"queue_wait", summary(x.queue_wait)},
               {"processing", summary(x.processing)}};
 }

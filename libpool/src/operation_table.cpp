@@ -13,8 +13,10 @@ uint64_t operation_table::add(operation op, time_point now) {
   return id;
 }
 
-void operation_table::adopt(uint64_t id, operation op, time_point now) {
-  next_id_ = std::max(next_id_, id + 1);
+void operation_table::adopt(uint64_t id, operation op, time_point now,
+                            bool follow_ids) {
+  if (follow_ids)
+    next_id_ = std::max(next_id_, id + 1);
   auto& slot = ops_[id];
   slot = std::move(op);
   slot.phase = operation_phase::queued;

@@ -110,6 +110,14 @@ caf::error durability_options::validate() const {
     return bad("unique_window", "must not be negative");
   if (retention && *retention <= caf::timespan::zero())
     return bad("retention", "must be greater than zero");
+  if (postgres && path)
+    return bad("postgres", "excludes durable: pick one store (SQLite for "
+                           "one process, PostgreSQL for a shared queue)");
+  if (postgres && postgres->empty())
+    return bad("postgres", "needs a conninfo (postgres://user@host/db)");
+  if (postgres)
+    if (auto err = pg.validate())
+      return err;
   if (retention && *retention < unique_window)
     return bad("retention", "must be at least unique_window (a key must "
                             "outlive its window)");

@@ -34,6 +34,7 @@ shepherd_core::shepherd_core(pool_options opts, bool durable,
 shepherd_core::~shepherd_core() = default;
 
 void shepherd_core::adopt(work_store& store) {
+  shared_ = store.shared();
   table_.skip_ids_to(store.last_operation_id() + 1);
   auto t = now();
   size_t n = 0;
@@ -143,6 +144,8 @@ void shepherd_core::on_work(std::vector<work_record> records) {
   auto ex = link_.take(answer_kind::work);
   if (!ex)
     return;
+  if (shared_)
+    take_shared(records);
   disp_.on_work(std::get<exchange::get>(*ex), std::move(records));
   note_available();
 }
@@ -160,6 +163,15 @@ void shepherd_core::on_record(operation_record& rec) {
   if (!ex)
     return;
   auto& lookup = std::get<exchange::lookup>(*ex);
+  if (lookup.settle) {
+    if (rec.id == 0) { // Pruned before it was read: the outcome is gone.
+      rec.id = lookup.operation;
+      rec.state = operation_state::failed;
+      rec.error = caf::make_error(pool_errc::unknown_operation, rec.id);
+    }
+    settle_from(rec);
+    return;
+  }
   if (rec.id == 0) // the store does not know it
     fx_.deliver(lookup.promise,
                 caf::make_message(caf::make_error(pool_errc::unknown_operation,
@@ -180,7 +192,15 @@ void shepherd_core::on_queue_error(caf::error& err) {
     for (auto& id : many->ids)
       link_.add(exchange::add{id, t, {}, std::nullopt, false}, t);
   } else if (auto add = std::get_if<exchange::add>(&*ex)) {
-    if (add->ack) {
+    if (add->ack && is(err, pool_errc::key_taken) &&
+        err.context().match_elements<std::string, uint64_t>()) {
+      // Another shepherd of a shared queue took the key meanwhile: the
+      // caller gets that operation's id, as for a key found at once.
+      ++mon_.counters().deduplicated;
+      fx_.deliver(*add->ack,
+                  caf::make_message(err.context().get_as<uint64_t>(1)));
+      forget(add->id.operation);
+    } else if (add->ack) {
       // A tracked submit that could not be made durable: refused, not
       // acknowledged; its caller hears nothing more of it.
       ++mon_.counters().rejected;
@@ -188,10 +208,18 @@ void shepherd_core::on_queue_error(caf::error& err) {
               "submit refused, the store failed: " + describe(err));
       fx_.deliver(*add->ack, caf::make_message(err));
       forget(add->id.operation);
+    } else if (shared_ && is(err, pool_errc::lease_lost)) {
+      // A retry of an attempt another store took back: it runs there.
+      moved_elsewhere(add->id.operation, add->id.attempt);
     } else {
       // The store refused the entry: nothing was accepted for good.
       fail(add->id.operation, std::move(err));
     }
+  } else if (std::holds_alternative<exchange::record>(*ex) &&
+             is(err, pool_errc::lease_lost)) {
+    // A late outcome of an attempt another store took back: fenced.
+    fx_.log(log_level::warning, "a late outcome was fenced: " + describe(err));
+    check_drained();
   } else if (std::holds_alternative<exchange::record>(*ex)) {
     // The caller has its outcome; only the store's record is missing.
     fx_.log(log_level::error,

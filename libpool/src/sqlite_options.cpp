@@ -2,6 +2,7 @@
 
 #include "pool/errors.hpp"
 #include "pool/memory_store.hpp"
+#include "pool/pg_store.hpp"
 #include "pool/sqlite_store.hpp"
 
 namespace pool {
@@ -37,6 +38,15 @@ caf::error sqlite_options::validate() const {
 
 caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
                                                      const pool_options& opts) {
+  if (opts.postgres_conninfo()) {
+    auto pg_opts = opts.postgres_options();
+    if (opts.retention() && !pg_opts.retention())
+      pg_opts.retention(*opts.retention());
+    auto store = pg_store::open(sys, *opts.postgres_conninfo(), pg_opts);
+    if (!store)
+      return std::move(store.error());
+    return std::shared_ptr<work_store>{std::move(*store)};
+  }
   if (!opts.durable_path())
     return std::shared_ptr<work_store>{std::make_shared<memory_store>()};
   auto sqlite_opts = sqlite_options{}.synchronous(opts.durability());

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <unordered_set>
 #include <vector>
 
+#include <caf/actor_addr.hpp>
 #include <caf/behavior.hpp>
 #include <caf/message.hpp>
 #include <caf/response_promise.hpp>
@@ -63,6 +65,12 @@ struct queue_state {
   /// so that `get_work` answers stay in order.
   bool work_held = false;
 
+  /// The shepherd, told what the store learns unasked (shared stores).
+  caf::actor_addr owner;
+
+  /// A `q_wake` is in the mailbox (set by the store's listener thread).
+  std::shared_ptr<std::atomic<bool>> wake_pending;
+
   static inline const char* name = "pool.queue";
 };
 
@@ -94,8 +102,15 @@ struct queue_state {
 /// `commit_interval` after the previous commit, so that under load one
 /// commit (one disk sync) covers many requests, while a lone request after
 /// a quiet spell is committed at once.
+///
+/// A store with leases (`lease_interval`) has them renewed on time; lost
+/// leases go to `owner` as `(q_lost, ops)`. A shared store wakes the queue
+/// from its listener thread; what other stores did goes to `owner` as
+/// `(q_news, work, finished, missed)` (a wake with no news is the store's
+/// safety poll: it reads as `work`).
 caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                           std::shared_ptr<work_store> store,
-                          caf::timespan commit_interval = caf::timespan{0});
+                          caf::timespan commit_interval = caf::timespan{0},
+                          caf::actor_addr owner = {});
 
 } // namespace pool

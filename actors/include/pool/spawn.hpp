@@ -160,11 +160,15 @@ caf::expected<caf::actor> spawn_resource_pool(
 }
 
 /// As above, with the store the options ask for: in memory by default, an
-/// SQLite file with `opts.durable(path)` (an error if it cannot be opened).
-/// Blocks while opening a durable store's file.
+/// SQLite file with `opts.durable(path)`, PostgreSQL with
+/// `opts.postgres(conninfo)` (an error if it cannot be opened; bad options
+/// are refused before any store is touched). Blocks while opening a
+/// durable store.
 template <class F>
 caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
                                      pool_options opts = {}) {
+  if (auto err = opts.validate())
+    return err;
   auto store = store_for(sys, opts);
   if (!store)
     return std::move(store.error());

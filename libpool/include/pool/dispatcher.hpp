@@ -70,6 +70,11 @@ public:
   /// timer, takes entries out ahead.
   void on_counts(const queue_counts& counts);
 
+  /// Another store of a shared queue added work: the most recently slept
+  /// worker asks the queue (its counts are estimates); returns false if no
+  /// worker sleeps.
+  bool wake_one();
+
   /// A just accepted operation: hands it straight to a sleeping local
   /// worker when nothing else is due. Returns false if it did not.
   bool hand_out_directly(uint64_t id, operation& op);
@@ -85,6 +90,12 @@ public:
 
   /// The due timer fired.
   void on_due_timer();
+
+private:
+  /// Wakes the most recently slept worker to look for work.
+  void wake_sleeper();
+
+public:
 
   /// The worker reported its first held attempt: the next one of its batch
   /// starts now (its timer too).

@@ -106,8 +106,11 @@ public:
   uint64_t add(operation op, time_point now);
 
   /// Accepts `op` under `id` (an operation adopted from a durable store);
-  /// later ids follow the highest seen.
-  void adopt(uint64_t id, operation op, time_point now);
+  /// later ids follow the highest seen, unless `follow_ids` is false (an
+  /// operation of another shepherd of a shared store, numbered in its own
+  /// block).
+  void adopt(uint64_t id, operation op, time_point now,
+             bool follow_ids = true);
 
   /// The next id `add` would give.
   uint64_t next_id() const noexcept {

@@ -16,6 +16,7 @@
 
 #include "pool/dispatch_tuning.hpp"
 #include "pool/log.hpp"
+#include "pool/pg_options.hpp"
 
 namespace pool {
 
@@ -131,6 +132,10 @@ struct durability_options {
   caf::timespan unique_window{0};
   /// Finished operations older than this are pruned; none: kept forever.
   std::optional<caf::timespan> retention;
+  /// The PostgreSQL server of a shared queue (a conninfo), and how the
+  /// pool uses it; none: not in PostgreSQL.
+  std::optional<std::string> postgres;
+  pg_options pg;
 
   caf::error validate() const;
 };

@@ -338,6 +338,39 @@ public:
     return durability_.sync;
   }
 
+  /// Keeps the queue in PostgreSQL (`pool::pg_store`, docs/postgres.md):
+  /// `conninfo` names the server (a `postgres://` URI or libpq's
+  /// `key=value` pairs), `queue` the shared queue. Pools in any process on
+  /// any host that name the same queue in the same database share it: each
+  /// runs its own workers on what it claims. Everything `durable` promises
+  /// holds, across processes; attempts are leased (a dead process's
+  /// attempts are run again by the others). Excludes `durable`. Default:
+  /// in memory.
+  pool_options& postgres(std::string conninfo, std::string queue = "default") {
+    durability_.postgres = std::move(conninfo);
+    durability_.pg.queue(std::move(queue));
+    return *this;
+  }
+
+  /// As above, with every setting of the store (`pg_options`: queue,
+  /// schema, lease, global concurrency limit, safety poll, claim batch,
+  /// connect timeout). The pool's `retention` applies unless `opts` sets
+  /// one.
+  pool_options& postgres(std::string conninfo, pg_options opts) {
+    durability_.postgres = std::move(conninfo);
+    durability_.pg = std::move(opts);
+    return *this;
+  }
+
+  /// The PostgreSQL conninfo, if the queue lives there.
+  const std::optional<std::string>& postgres_conninfo() const noexcept {
+    return durability_.postgres;
+  }
+
+  const pg_options& postgres_options() const noexcept {
+    return durability_.pg;
+  }
+
   /// With a durable store: the least time between two commits. Under load
   /// one commit (one disk sync) then covers everything that arrived within
   /// it; a lone submit after a quiet spell is committed at once. Longer

@@ -48,6 +48,21 @@ using flush_atom = caf::atom_constant<caf::atom("q_flush")>;
 /// The queue's note to itself: delete what outlived the store's retention
 /// (`work_store::prune`).
 using prune_atom = caf::atom_constant<caf::atom("q_prune")>;
+/// The queue's note to itself: renew the store's leases
+/// (`work_store::renew_leases`).
+using renew_atom = caf::atom_constant<caf::atom("q_renew")>;
+/// The store's listener to the queue: notifications arrived, or the
+/// safety poll is due (`work_store::poll_notifications`).
+using wake_atom = caf::atom_constant<caf::atom("q_wake")>;
+/// queue -> shepherd, unasked: `(q_lost, std::vector<uint64_t> ops)`, the
+/// store lost the leases of these operations' attempts (another store took
+/// them back): the attempts are stale.
+using lost_atom = caf::atom_constant<caf::atom("q_lost")>;
+/// queue -> shepherd, unasked: `(q_news, bool work, std::vector<uint64_t>
+/// finished, bool missed)`, what other stores of a shared queue did: work
+/// may be due (or the safety poll), these operations finished elsewhere,
+/// notifications may have been lost.
+using news_atom = caf::atom_constant<caf::atom("q_news")>;
 
 constexpr count_atom count_v{};
 constexpr remove_atom remove_v{};
@@ -58,6 +73,10 @@ constexpr key_found_atom key_found_v{};
 constexpr record_atom record_v{};
 constexpr flush_atom flush_v{};
 constexpr prune_atom prune_v{};
+constexpr renew_atom renew_v{};
+constexpr wake_atom wake_v{};
+constexpr lost_atom lost_v{};
+constexpr news_atom news_v{};
 
 } // namespace queue_msg
 
@@ -112,6 +131,9 @@ struct lookup {
   uint64_t operation = 0;
   caf::response_promise promise;
   caf::message sent;
+  /// No caller asked: the operation finished elsewhere (a shared store),
+  /// and its outcome settles it here.
+  bool settle = false;
 };
 
 } // namespace exchange

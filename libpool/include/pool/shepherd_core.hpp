@@ -115,6 +115,14 @@ public:
   void on_record(operation_record& rec);
 
   void on_queue_error(caf::error& err);
+  // -- a shared store (shepherd_core_shared.cpp) ------------------------------
+  /// `(q_lost, ops)`: another store took these attempts back; they are
+  /// stale here, and their operations run elsewhere.
+  void leases_lost(const std::vector<uint64_t>& ops);
+  /// `(q_news, ...)`: work may be due; operations finished elsewhere;
+  /// notifications may have been lost.
+  void store_news(bool work, const std::vector<uint64_t>& finished,
+                  bool missed);
 
   /// The queue actor died: returns false if restarts exceed the intensity
   /// (the shepherd quits); else the caller spawned a new one, and what was
@@ -179,6 +187,17 @@ private:
 
   void admit_parked();
 
+  // -- a shared store (shepherd_core_shared.cpp) ------------------------------
+  /// Adopts handed-out entries of operations another shepherd accepted, and
+  /// follows attempts that moved on elsewhere.
+  void take_shared(std::vector<work_record>& records);
+  /// The operation's attempt moved on elsewhere: it waits for its outcome
+  /// if a caller here waits, else it is forgotten.
+  void moved_elsewhere(uint64_t id, uint32_t attempt);
+  /// Asks the store for the outcome of an operation run elsewhere.
+  void look_up_outcome(uint64_t id);
+  /// Settles an operation run elsewhere with the store's record of it.
+  void settle_from(operation_record& rec);
   // -- workers (shepherd_core_workers.cpp) ------------------------------------
 
   worker_ref add_worker(worker_handle who, bool joined);
@@ -255,6 +274,8 @@ private:
 
   pool_options opts_;
   bool durable_;
+  /// Other shepherds share the store's queue (`work_store::shared`).
+  bool shared_ = false;
   shepherd_effects& fx_;
   worker_roster roster_;
   operation_table table_;

@@ -53,9 +53,18 @@ struct pool_stats {
   uint64_t delayed = 0;
   /// Submits taken in so far: accepted, or parked until there is room, or
   /// waiting for their unique key's lookup (rejected ones are not counted).
-  /// At every snapshot, `available + delayed + held + parked == submitted -
-  /// completed - failed - cancelled - deduplicated`.
+  /// At every snapshot, `available + delayed + held + parked == submitted +
+  /// adopted - completed - failed - cancelled - deduplicated - released`.
   uint64_t submitted = 0;
+  /// Operations of other shepherds of a shared queue (PostgreSQL) that
+  /// this pool took from the queue to run.
+  uint64_t adopted = 0;
+  /// Attempts whose lease this pool lost (a shared queue): another shepherd
+  /// took them back as expired and runs them again; their outcomes here are
+  /// fenced.
+  uint64_t leases_lost = 0;
+  /// Of those, adopted operations this pool let go (no caller here waits).
+  uint64_t released = 0;
   /// Unique submits that waited (parked, or for a lookup) and then got the
   /// id of an existing operation instead of becoming one.
   uint64_t deduplicated = 0;
@@ -128,7 +137,8 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
            x.waiting_high, x.direct_handouts, x.batches, x.batched,
            x.handed_ahead, x.taken_ahead, x.queue_wait, x.processing,
-           x.deduplicated, x.held, x.workers_dropped, x.slow_jobs);
+           x.deduplicated, x.held, x.workers_dropped, x.slow_jobs, x.adopted,
+           x.leases_lost, x.released);
 }
 
 /// Every figure on one line, `key=value` pairs (about 1,000 characters),

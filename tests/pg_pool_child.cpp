@@ -1,0 +1,100 @@
+// A pool process over a shared PostgreSQL queue, for tests/pg_pool.cpp:
+// spawns a pool with `pool_options::postgres`; with ENQUEUE > 0 submits
+// inputs 1..ENQUEUE as unique operations (key "op-<input>", so a restarted
+// process gets the ids it had); then runs what it claims until killed.
+// Every job run appends "ran <input>" to OUTPUT_FILE (one write each, so a
+// SIGKILL loses no line of a job that ran), and returns input * input.
+// Prints "ready" once its pool is up and "enqueued" once every submit has
+// an id.
+// Usage: pg_pool_child CONNINFO OUTPUT_FILE ENQUEUE
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "pool/all.hpp"
+
+namespace {
+
+struct config : caf::actor_system_config {
+  config() {
+    pool::configure(*this);
+    set("logger.verbosity", caf::atom("quiet"));
+  }
+};
+
+void say(int fd, const std::string& line) {
+  auto text = line + "\n";
+  // O_APPEND: one write is one line, whatever the other processes do.
+  static_cast<void>(::write(fd, text.data(), text.size()));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: pg_pool_child CONNINFO OUTPUT_FILE "
+                         "ENQUEUE\n");
+    return 2;
+  }
+  auto fd = ::open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::perror(argv[2]);
+    return 1;
+  }
+  auto enqueue = std::atol(argv[3]);
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto job = [fd](int64_t x) {
+    say(fd, "ran " + std::to_string(x));
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    return x * x;
+  };
+  auto opts = pool::pool_options{}
+                  .workers(2)
+                  .max_attempts(50) // every kill costs a held attempt
+                  .unique_window(std::chrono::hours(1))
+                  .postgres(argv[1], pool::pg_options{}
+                                         .queue("chaos")
+                                         .lease(std::chrono::seconds(1)))
+                  .log(pool::silent_log_hook());
+  auto pool = pool::spawn_pool(sys, job, opts);
+  if (!pool) {
+    std::fprintf(stderr, "%s\n", pool::describe(pool.error()).c_str());
+    return 1;
+  }
+  say(fd, "ready");
+  caf::scoped_actor self{sys};
+  // In windows of 500 outstanding submits.
+  long sent = 0;
+  long acked = 0;
+  while (acked < enqueue) {
+    while (sent < enqueue && sent - acked < 500) {
+      ++sent;
+      self->send(*pool, pool::enqueue_unique_atom_v,
+                 "op-" + std::to_string(sent), static_cast<int64_t>(sent));
+    }
+    self->receive([&](uint64_t) { ++acked; },
+                  [&](pool::op_done_atom, uint64_t, caf::message&) {},
+                  [&](pool::op_failed_atom, uint64_t, caf::error&) {},
+                  [&](caf::error& err) {
+                    std::fprintf(stderr, "submit: %s\n",
+                                 pool::describe(err).c_str());
+                    std::exit(1);
+                  });
+  }
+  if (enqueue > 0)
+    say(fd, "enqueued");
+  for (;;) // Outcomes of our submits may arrive; the parent kills us.
+    self->receive([&](pool::op_done_atom, uint64_t, caf::message&) {},
+                  [&](pool::op_failed_atom, uint64_t, caf::error&) {},
+                  caf::after(std::chrono::seconds(1)) >> [] {});
+}
