@@ -410,3 +410,65 @@ TEST_CASE("three pool processes over one queue, one SIGKILLed ten times: "
   CHECK(reruns <= 40L * kills);
   CHECK(lost <= 40L * kills);
 }
+
+TEST_CASE("the database stopped for 5 s mid-run: submits meanwhile are "
+          "acknowledged late or refused with an error, nothing acknowledged "
+          "is lost, and the pool resumes by itself" *
+          doctest::timeout(180)) {
+  fixture fx;
+  auto pool = fx.spawn(twice_after(2ms), fx.options(2, pool::pg_options{}
+                                                          .lease(2s)));
+  std::vector<int64_t> first;
+  for (int64_t i = 1; i <= 200; ++i)
+    first.push_back(i);
+  auto ids = fx.enqueue(pool, first);
+  auto before = fx.outcomes(50, 30s);
+  // More submits, on their way while the server goes down.
+  for (int64_t i = 201; i <= 300; ++i)
+    fx.self->send(pool, pool::enqueue_atom_v, i);
+  fx.pg.restart(5s);
+  size_t refused = 0;
+  std::map<uint64_t, int64_t> results = before;
+  std::set<uint64_t> acked{ids.begin(), ids.end()};
+  std::vector<std::string> errors;
+  bool timed_out = false;
+  size_t answers = 0;
+  while ((answers < 100 || results.size() < acked.size()) && !timed_out)
+    fx.self->receive(
+        [&](uint64_t id) {
+          ++answers;
+          acked.insert(id);
+        },
+        [&](caf::error& err) {
+          ++answers;
+          ++refused;
+          errors.push_back(pool::describe(err));
+        },
+        [&](pool::op_done_atom, uint64_t id, caf::message& result) {
+          results[id] = result.get_as<int64_t>(0);
+        },
+        [&](pool::op_failed_atom, uint64_t id, caf::error& err) {
+          FAIL("op#" << id << " failed: " << pool::describe(err));
+        },
+        caf::after(60s) >> [&] { timed_out = true; });
+  MESSAGE(acked.size() << " acknowledged, " << refused << " refused"
+                       << (errors.empty() ? "" : ", e.g. " + errors.front()));
+  REQUIRE_MESSAGE(!timed_out, answers << " answers, " << results.size()
+                                      << " outcomes of " << acked.size());
+  for (auto& err : errors)
+    CHECK_MESSAGE(err.find("store") != std::string::npos, err);
+  // Every acknowledged operation is done, in the database too.
+  for (auto id : acked) {
+    REQUIRE(results.count(id) == 1);
+    CHECK(results[id] % 2 == 0);
+  }
+  CHECK(eventually(
+      [&] {
+        return fx.pg.query("SELECT count(*) FROM pool.operations WHERE "
+                           "state = 2") == std::to_string(acked.size());
+      },
+      30s));
+  // The pool works as before.
+  auto again = fx.enqueue(pool, {1000});
+  CHECK(fx.outcomes(1, 30s)[again[0]] == 2000);
+}
