@@ -164,12 +164,7 @@ void shepherd_core::on_record(operation_record& rec) {
     return;
   auto& lookup = std::get<exchange::lookup>(*ex);
   if (lookup.settle) {
-    if (rec.id == 0) { // Pruned before it was read: the outcome is gone.
-      rec.id = lookup.operation;
-      rec.state = operation_state::failed;
-      rec.error = caf::make_error(pool_errc::unknown_operation, rec.id);
-    }
-    settle_from(rec);
+    settle_from(lookup.operation, rec);
     return;
   }
   if (rec.id == 0) // the store does not know it
@@ -185,6 +180,8 @@ void shepherd_core::on_queue_error(caf::error& err) {
   auto ex = link_.take(answer_kind::counts);
   if (!ex)
     return;
+  if (shared_ && shared_refusal(*ex, err))
+    return;
   if (auto many = std::get_if<exchange::add_many>(&*ex)) {
     // The store refused one of the entries: each goes again on its own, so
     // only one the store refuses by itself fails.
@@ -192,15 +189,7 @@ void shepherd_core::on_queue_error(caf::error& err) {
     for (auto& id : many->ids)
       link_.add(exchange::add{id, t, {}, std::nullopt, false}, t);
   } else if (auto add = std::get_if<exchange::add>(&*ex)) {
-    if (add->ack && is(err, pool_errc::key_taken) &&
-        err.context().match_elements<std::string, uint64_t>()) {
-      // Another shepherd of a shared queue took the key meanwhile: the
-      // caller gets that operation's id, as for a key found at once.
-      ++mon_.counters().deduplicated;
-      fx_.deliver(*add->ack,
-                  caf::make_message(err.context().get_as<uint64_t>(1)));
-      forget(add->id.operation);
-    } else if (add->ack) {
+    if (add->ack) {
       // A tracked submit that could not be made durable: refused, not
       // acknowledged; its caller hears nothing more of it.
       ++mon_.counters().rejected;
@@ -208,18 +197,10 @@ void shepherd_core::on_queue_error(caf::error& err) {
               "submit refused, the store failed: " + describe(err));
       fx_.deliver(*add->ack, caf::make_message(err));
       forget(add->id.operation);
-    } else if (shared_ && is(err, pool_errc::lease_lost)) {
-      // A retry of an attempt another store took back: it runs there.
-      moved_elsewhere(add->id.operation, add->id.attempt);
     } else {
       // The store refused the entry: nothing was accepted for good.
       fail(add->id.operation, std::move(err));
     }
-  } else if (std::holds_alternative<exchange::record>(*ex) &&
-             is(err, pool_errc::lease_lost)) {
-    // A late outcome of an attempt another store took back: fenced.
-    fx_.log(log_level::warning, "a late outcome was fenced: " + describe(err));
-    check_drained();
   } else if (std::holds_alternative<exchange::record>(*ex)) {
     // The caller has its outcome; only the store's record is missing.
     fx_.log(log_level::error,

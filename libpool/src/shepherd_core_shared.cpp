@@ -84,10 +84,10 @@ void shepherd_core::store_news(bool work, const std::vector<uint64_t>& finished,
         op != nullptr && op->phase != operation_phase::held)
       look_up_outcome(id);
   if (missed)
-    for (auto id : table_.ids())
-      if (auto op = table_.find(id);
-          op != nullptr && op->phase == operation_phase::queued)
+    table_.for_each([this](uint64_t id, const operation& op) {
+      if (op.phase == operation_phase::queued)
         look_up_outcome(id);
+    });
 }
 
 void shepherd_core::look_up_outcome(uint64_t id) {
@@ -98,7 +98,12 @@ void shepherd_core::look_up_outcome(uint64_t id) {
   link_.send(std::move(x));
 }
 
-void shepherd_core::settle_from(operation_record& rec) {
+void shepherd_core::settle_from(uint64_t id, operation_record& rec) {
+  if (rec.id == 0) { // Pruned before it was read: the outcome is gone.
+    rec.id = id;
+    rec.state = operation_state::failed;
+    rec.error = caf::make_error(pool_errc::unknown_operation, id);
+  }
   auto op = table_.find(rec.id);
   if (op == nullptr || op->phase == operation_phase::held)
     return; // Ended meanwhile, or running here again.
@@ -125,6 +130,36 @@ void shepherd_core::settle_from(operation_record& rec) {
              false);
       return;
   }
+}
+
+bool shepherd_core::shared_refusal(pending_exchange::kind& ex,
+                                   const caf::error& err) {
+  if (auto add = std::get_if<exchange::add>(&ex)) {
+    if (add->ack && is(err, pool_errc::key_taken) &&
+        err.context().match_elements<std::string, uint64_t>()) {
+      // Another shepherd took the key after this one's lookup: the caller
+      // gets that operation's id, as for a key found at once.
+      ++mon_.counters().deduplicated;
+      fx_.deliver(*add->ack,
+                  caf::make_message(err.context().get_as<uint64_t>(1)));
+      forget(add->id.operation);
+      return true;
+    }
+    if (!add->ack && is(err, pool_errc::lease_lost)) {
+      // A retry of an attempt another store took back: it runs there.
+      moved_elsewhere(add->id.operation, add->id.attempt);
+      return true;
+    }
+    return false;
+  }
+  if (std::holds_alternative<exchange::record>(ex) &&
+      is(err, pool_errc::lease_lost)) {
+    // A late outcome of an attempt another store took back: fenced.
+    fx_.log(log_level::warning, "a late outcome was fenced: " + describe(err));
+    check_drained();
+    return true;
+  }
+  return false;
 }
 
 } // namespace pool

@@ -91,12 +91,6 @@ public:
   /// The due timer fired.
   void on_due_timer();
 
-private:
-  /// Wakes the most recently slept worker to look for work.
-  void wake_sleeper();
-
-public:
-
   /// The worker reported its first held attempt: the next one of its batch
   /// starts now (its timer too).
   void next_in_batch(worker_ref worker, worker_slot& slot);
@@ -142,6 +136,9 @@ public:
 
 private:
   using record_batch = std::vector<work_record>;
+
+  /// Wakes the most recently slept worker to look for work.
+  void wake_sleeper();
 
   bool own(const worker_slot& slot) const noexcept {
     return !slot.joined;

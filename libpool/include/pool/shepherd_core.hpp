@@ -196,8 +196,12 @@ private:
   void moved_elsewhere(uint64_t id, uint32_t attempt);
   /// Asks the store for the outcome of an operation run elsewhere.
   void look_up_outcome(uint64_t id);
-  /// Settles an operation run elsewhere with the store's record of it.
-  void settle_from(operation_record& rec);
+  /// Settles operation `id`, run elsewhere, with the store's record of it
+  /// (id 0: pruned before it was read).
+  void settle_from(uint64_t id, operation_record& rec);
+  /// Handles what only a shared store refuses (`key_taken`, `lease_lost`);
+  /// returns false for any other refusal.
+  bool shared_refusal(pending_exchange::kind& ex, const caf::error& err);
   // -- workers (shepherd_core_workers.cpp) ------------------------------------
 
   worker_ref add_worker(worker_handle who, bool joined);
