@@ -22,6 +22,18 @@ using pool::test::real_config;
 
 namespace {
 
+// Runs `cmd` through the shell; returns its exit status and output.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  auto pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[512];
+  while (auto n = std::fread(buf, 1, sizeof(buf), pipe))
+    out.append(buf, n);
+  auto rc = ::pclose(pipe);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+}
+
 constexpr const char* token = "0123456789abcdef-operator";
 
 // Fails for negative inputs; sleeps a little so that workers are busy.
@@ -148,14 +160,7 @@ TEST_CASE("the metrics pass promtool and match the pool's figures" *
            std::string::npos);
   auto path = std::string{"metrics-"} + std::to_string(::getpid()) + ".txt";
   std::ofstream{path} << text;
-  auto cmd = "promtool check metrics < " + path + " 2>&1";
-  auto pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[512];
-  while (auto n = std::fread(buf, 1, sizeof(buf), pipe))
-    out.append(buf, n);
-  auto rc = ::pclose(pipe);
+  auto [rc, out] = shell("promtool check metrics < " + path + " 2>&1");
   std::remove(path.c_str());
   INFO("promtool said: " << out);
   CHECK_EQ(rc, 0);
@@ -331,22 +336,6 @@ TEST_CASE("bad options and taken ports are refused with the reason" *
   refused({{"a", *p}}, same_port, "cannot listen on 127.0.0.1:");
   caf::anon_send_exit(*p, caf::exit_reason::user_shutdown);
 }
-
-namespace {
-
-// Runs `cmd` through the shell; returns its exit status and output.
-std::pair<int, std::string> shell(const std::string& cmd) {
-  auto pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[512];
-  while (auto n = std::fread(buf, 1, sizeof(buf), pipe))
-    out.append(buf, n);
-  auto rc = ::pclose(pipe);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
-}
-
-} // namespace
 
 TEST_CASE("pooltop --once prints the pool's screen" * doctest::timeout(60)) {
   fixture f;

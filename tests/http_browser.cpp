@@ -29,6 +29,14 @@ using json = nlohmann::json;
 
 namespace {
 
+// Polls the page every 100 ms until `f` holds, for at most 10 s (the page
+// refreshes every second).
+template <class F>
+void poll_page(F f) {
+  for (int i = 0; i < 100 && !f(); ++i)
+    std::this_thread::sleep_for(100ms);
+}
+
 constexpr const char* element_key = "element-6066-11e4-a52e-4f735466cecf";
 
 uint16_t free_port() {
@@ -213,30 +221,31 @@ TEST_CASE("the page shows live figures that change" * doctest::timeout(180)) {
     auto completed = std::string{"[data-pool='images'] [data-figure='completed']"};
     // The first figures arrive with the first poll.
     std::string first;
-    for (int i = 0; i < 100 && number(first) == 0; ++i) {
-      std::this_thread::sleep_for(100ms);
-      first = d.text(completed);
-    }
+    poll_page([&] { return number(first = d.text(completed)) > 0; });
     REQUIRE_MESSAGE(number(first) > 0, "no figures on the page: '" << first
                                                                    << "'");
     // They change while work is in flight (the page polls every second).
     std::string later = first;
-    for (int i = 0; i < 100 && later == first; ++i) {
-      std::this_thread::sleep_for(100ms);
-      later = d.text(completed);
-    }
+    poll_page([&] { return (later = d.text(completed)) != first; });
     CHECK_GT(number(later), number(first));
     CHECK_NE(d.text("#conn").find("live"), std::string::npos);
     CHECK_NE(d.text("[data-pool='images'] [data-figure='workers']").find("/ 3"),
              std::string::npos);
     // Sparklines have points, and failures with their attempts are listed
     // once some happened.
-    std::this_thread::sleep_for(2500ms);
-    auto points = d.script(
-        "return document.querySelector(\"[data-pool='images'] "
-        "[data-spark='throughput'] polyline\").getAttribute('points') || ''");
-    CHECK_GT(points.get<std::string>().size(), 10u);
-    auto failures = d.text("[data-pool='images'] details");
+    std::string points;
+    std::string failures;
+    poll_page([&] {
+      points = d.script("return document.querySelector(\"[data-pool='images'] "
+                        "[data-spark='throughput'] polyline\")"
+                        ".getAttribute('points') || ''")
+                   .get<std::string>();
+      failures = d.text("[data-pool='images'] details");
+      return points.size() > 10 &&
+             failures.find("flaky input") != std::string::npos &&
+             failures.find("attempt 1") != std::string::npos;
+    });
+    CHECK_GT(points.size(), 10u);
     CHECK_NE(failures.find("flaky input"), std::string::npos);
     CHECK_NE(failures.find("attempt 1"), std::string::npos);
     // The actions are enabled (a token is configured) and confirmed.
