@@ -233,7 +233,6 @@ void renew(queue_self self) {
 /// Reads what the store's listener brought and passes it on.
 void wake(queue_self self) {
   auto& st = self->state;
-  st.wake_pending->store(false);
   auto news = st.store->poll_notifications();
   // A wake without news is the safety poll: count again.
   auto work = news.work || news.missed || news.finished.empty();
@@ -242,14 +241,12 @@ void wake(queue_self self) {
                news.missed);
 }
 
-/// Lets a shared store wake this actor from its listener thread, at most
-/// one `q_wake` in the mailbox at a time; the hook goes with the actor.
+/// Lets a shared store wake this actor from its listener thread (the store
+/// calls again only after `poll_notifications`, so at most one `q_wake`
+/// waits in the mailbox); the hook goes with the actor.
 void listen(queue_self self) {
   auto& st = self->state;
-  st.wake_pending = std::make_shared<std::atomic<bool>>(false);
-  st.store->set_wakeup([me = self->address(), flag = st.wake_pending] {
-    if (flag->exchange(true))
-      return;
+  st.store->set_wakeup([me = self->address()] {
     if (auto queue = caf::actor_cast<caf::actor>(me))
       caf::anon_send(queue, queue_msg::wake_v);
   });
@@ -344,7 +341,7 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       [self](queue_msg::prune_atom) { prune(self); },
       [self](queue_msg::renew_atom) { renew(self); },
       [self](queue_msg::wake_atom) {
-        if (self->state.wake_pending)
+        if (self->state.store->shared())
           wake(self);
       },
   };

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <unordered_set>
@@ -67,9 +66,6 @@ struct queue_state {
 
   /// The shepherd, told what the store learns unasked (shared stores).
   caf::actor_addr owner;
-
-  /// A `q_wake` is in the mailbox (set by the store's listener thread).
-  std::shared_ptr<std::atomic<bool>> wake_pending;
 
   static inline const char* name = "pool.queue";
 };

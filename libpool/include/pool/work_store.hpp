@@ -201,9 +201,10 @@ public:
   }
 
   /// Sets the function called when notifications arrive (new work,
-  /// outcomes), and at least every safety-poll interval without them. It
-  /// runs on another thread: it must only wake the queue (e.g. send it a
-  /// message), which then calls `poll_notifications`. Default: ignored.
+  /// outcomes), and at least every safety-poll interval without them; once
+  /// called, not again before the next `poll_notifications`. It runs on
+  /// another thread: it must only wake the queue (e.g. send it a message),
+  /// which then calls `poll_notifications`. Default: ignored.
   virtual void set_wakeup(std::function<void()> /* f */) {
     // nop
   }
