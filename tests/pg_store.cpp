@@ -181,32 +181,41 @@ TEST_CASE("a store whose lease was taken back is fenced: its late outcome, "
   auto a = fx.open(pg_options{}.lease(2s));
   auto b = fx.open(pg_options{}.lease(2s));
   auto x = entry(*a);
+  auto y = entry(*a, 2);
   REQUIRE(!a->push(x, fx.now, fx.now));
+  REQUIRE(!a->push(y, fx.now, fx.now));
   REQUIRE(!a->commit());
+  REQUIRE(a->pop_due(fx.now));
   REQUIRE(a->pop_due(fx.now));
   REQUIRE(b->renew_leases(fx.now + 3s));
   REQUIRE(!b->commit());
   REQUIRE(b->pop_due(fx.now + 3s));
+  REQUIRE(b->pop_due(fx.now + 3s));
   auto op = x.id.operation;
   auto late = fx.now + 4s;
-  check_fails(a->finish(op, caf::make_message(1), late),
-              pool::pool_errc::lease_lost, "stale");
+  // Failures, retries and cancels are checked at once...
   check_fails(a->note_failure(op, pool::attempt_failure{1, 1s, {}}),
               pool::pool_errc::lease_lost, "stale");
   check_fails(a->push(work_record{attempt_id{op, 2}, x.payload}, late, late),
               pool::pool_errc::lease_lost, "op#");
   CHECK(a->remove(op) == 0);
+  // ... outcomes go out batched with the group: the commit refuses them.
+  REQUIRE(!a->finish(op, caf::make_message(1), late));
+  REQUIRE(!a->commit());
+  CHECK(a->fenced() == std::vector<uint64_t>{op});
+  CHECK(a->lost_pushes().empty());
   // The refusals changed nothing and did not spoil a's group.
   REQUIRE(!a->commit());
-  CHECK(a->lost_pushes().empty());
-  // a learns that the lease is gone at its next renewal.
+  CHECK(a->fenced().empty());
+  // a learns that the other lease is gone at its next renewal.
   auto lost = a->renew_leases(late);
   REQUIRE(lost);
-  CHECK(*lost == std::vector<uint64_t>{op});
+  CHECK(*lost == std::vector<uint64_t>{y.id.operation});
   REQUIRE(!a->commit());
   // The holder finishes.
   REQUIRE(!b->finish(op, caf::make_message(42), late));
   REQUIRE(!b->commit());
+  CHECK(b->fenced().empty());
   auto rec = a->lookup(op);
   REQUIRE(rec);
   CHECK(rec->state == operation_state::done);

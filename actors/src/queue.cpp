@@ -51,12 +51,16 @@ void schedule_flush(queue_self self, caf::timespan at_least = {}) {
 caf::result<caf::message> answer(queue_self self, caf::message msg,
                                  answer_type type = answer_type::change,
                                  bool recount = false,
-                                 std::optional<attempt_id> push = {}) {
+                                 std::optional<attempt_id> push = {},
+                                 uint64_t operation = 0) {
   auto& st = self->state;
   if (!st.store->durable())
     return msg;
-  st.held.push_back(queue_state::held_answer{
-      self->make_response_promise(), std::move(msg), type, recount, push});
+  if (push)
+    operation = push->operation;
+  st.held.push_back(queue_state::held_answer{self->make_response_promise(),
+                                             std::move(msg), type, recount,
+                                             push, operation});
   schedule_flush(self);
   return caf::delegated<caf::message>{};
 }
@@ -91,8 +95,18 @@ void flush(queue_self self) {
   st.work_held = false;
   if (!err) {
     st.failed_commits = 0;
-    for (auto& x : held)
-      release(self, x);
+    auto fenced = st.store->fenced();
+    for (auto& x : held) {
+      if (x.operation != 0 && !fenced.empty() &&
+          std::find(fenced.begin(), fenced.end(), x.operation) != fenced.end())
+        x.promise.deliver(caf::make_error(
+            pool_errc::lease_lost, "op#" + std::to_string(x.operation),
+            std::string{"another store took the lease back, or the "
+                        "operation finished elsewhere: this change is "
+                        "stale and was not recorded"}));
+      else
+        release(self, x);
+    }
     return;
   }
   auto lost = st.store->lost_pushes();
@@ -306,14 +320,16 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
         auto now = self->clock().now();
         if (auto err = self->state.store->finish(operation, result, now))
           return refuse(self, std::move(err));
-        return answer(self, counts(), answer_type::change, true);
+        return answer(self, counts(), answer_type::change, true, {},
+                      operation);
       },
       [self, counts](queue_msg::finish_atom, uint64_t operation,
                      caf::error& failure) -> caf::result<caf::message> {
         auto now = self->clock().now();
         if (auto err = self->state.store->finish(operation, failure, now))
           return refuse(self, std::move(err));
-        return answer(self, counts(), answer_type::change, true);
+        return answer(self, counts(), answer_type::change, true, {},
+                      operation);
       },
       [self, counts](queue_msg::note_atom, uint64_t operation,
                      attempt_failure& x) -> caf::result<caf::message> {

@@ -11,7 +11,9 @@
 // - `caf::error begin()`, `caf::error end()` (commit), `caf::error
 //   rollback()` (an error leaves the connection unusable), `bool
 //   in_transaction() const`;
-// - `caf::error apply(const change&, const std::string& what)`;
+// - `caf::error apply(const change&, const std::string& what)`: may only
+//   queue the change until `flush()` (or `end()`) sends it;
+// - `caf::error flush()`: sends queued changes (an error aborts);
 // - `bool aborts(const caf::error&) const`: whether a failed `apply`
 //   rolled the transaction back (a refused write, such as a fenced one,
 //   did not: it is neither kept nor replayed);
@@ -82,7 +84,8 @@ public:
   /// anything for a replay: if the group rolls back, the write is simply
   /// gone (for writes that the next call makes again: claims, renewals,
   /// pruning). `f` returns a `caf::expected`; on an error that aborts, the
-  /// group is rolled back.
+  /// group is rolled back. Changes the backend queued may still wait: `f`
+  /// must not depend on them (else `flush()` first).
   template <class F>
   auto write_once(F f) -> decltype(f()) {
     if (broken_)
@@ -101,10 +104,23 @@ public:
   auto read(F f) -> decltype(f()) {
     if (broken_)
       return broken_;
+    if (in_group_)
+      if (auto err = flush())
+        return err;
     auto result = f();
     if (!result && in_group_ && db_.aborts(result.error()))
       abort(result.error());
     return result;
+  }
+
+  /// Sends the changes the backend queued; an error rolls the group back.
+  caf::error flush() {
+    if (!in_group_)
+      return caf::none;
+    auto err = db_.flush();
+    if (err)
+      abort(err);
+    return err;
   }
 
   /// Ends the open group (see `work_store::commit`).

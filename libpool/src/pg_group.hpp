@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "group_commit.hpp"
+#include "pg_batch.hpp"
 #include "pg_conn.hpp"
 #include "pg_schema.hpp"
 #include "pool/errors.hpp"
@@ -62,23 +63,32 @@ class pg_backend {
 public:
   using change = pg_change;
 
-  explicit pg_backend(pg_conn& db) : db_(&db) {
+  pg_backend(pg_conn& db, pg_batch& batch) : db_(&db), batch_(&batch) {
     // nop
   }
 
   caf::error begin() {
+    batch_->clear();
     return begin_transaction(*db_);
   }
 
   caf::error end() {
+    if (auto err = flush())
+      return err;
     return db_->exec("COMMIT", "committing");
   }
 
   caf::error rollback() {
+    batch_->clear();
     // A lost connection took its transaction with it.
     if (!db_->ok())
       return caf::none;
     return db_->exec("ROLLBACK", "rolling back");
+  }
+
+  /// Sends the batched changes (before any other statement of the group).
+  caf::error flush() {
+    return batch_->flush(*db_);
   }
 
   bool in_transaction() const noexcept {
@@ -86,6 +96,16 @@ public:
   }
 
   caf::error apply(const change& x, const std::string& what) {
+    if (pg_batch::takes(x)) {
+      // Fenced at the flush: see pg_batch.hpp.
+      if (x.statement == pg_sql::push && batch_->has_push(x.operation))
+        if (auto err = flush())
+          return err;
+      batch_->add(x);
+      return batch_->size() >= pg_batch::max_rows ? flush() : caf::none;
+    }
+    if (auto err = flush())
+      return err;
     if (x.keyed)
       if (auto err = db_->exec("SAVEPOINT pool_key", what))
         return err;
@@ -133,12 +153,13 @@ private:
   }
 
   pg_conn* db_;
+  pg_batch* batch_;
 };
 
 class pg_group : public group_commit<pg_backend> {
 public:
-  pg_group(pg_conn& db, std::function<caf::error()> reload)
-      : group_commit<pg_backend>(pg_backend{db}, std::move(reload)) {
+  pg_group(pg_conn& db, pg_batch& batch, std::function<caf::error()> reload)
+      : group_commit<pg_backend>(pg_backend{db, batch}, std::move(reload)) {
     // nop
   }
 };

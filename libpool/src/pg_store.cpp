@@ -13,6 +13,7 @@
 #include <caf/actor_system.hpp>
 #include <fmt/format.h>
 
+#include "pg_batch.hpp"
 #include "pg_conn.hpp"
 #include "pg_group.hpp"
 #include "pg_listener.hpp"
@@ -70,6 +71,7 @@ pg_store::~pg_store() {
   // connection discards an uncommitted group.
   listener_.reset();
   group_.reset();
+  batch_.reset();
   db_.reset();
 }
 
@@ -121,8 +123,10 @@ caf::error pg_store::init() {
                          fnv1a(opts_.schema() + '\0' + opts_.queue()));
   if (auto err = sync_clock())
     return err;
+  batch_ = std::make_unique<detail::pg_batch>(opts_.schema());
+  claim_size_ = std::make_unique<detail::pg_claim_size>(opts_.claim_batch());
   group_ = std::make_unique<detail::pg_group>(
-      db, [this] { return after_rollback(); });
+      db, *batch_, [this] { return after_rollback(); });
   listener_ = std::make_unique<detail::pg_listener>(
       conninfo_, timeout, channel_, owner_, opts_.safety_poll());
   return listener_->start();
@@ -254,7 +258,7 @@ caf::error pg_store::claim(time_point now) {
   auto t = to_server(now);
   auto body = [&]() -> caf::expected<size_t> {
     auto& db = *db_;
-    int64_t limit = static_cast<int64_t>(opts_.claim_batch());
+    int64_t limit = static_cast<int64_t>(claim_size_->next());
     if (auto max = opts_.concurrency_limit()) {
       // Claims of the queue take turns until their group commits, so that
       // the count of live leases stays true.
@@ -280,6 +284,8 @@ caf::error pg_store::claim(time_point now) {
     if (!res)
       return std::move(res.error());
     auto rows = PQntuples(res->get());
+    claim_size_->claimed(static_cast<size_t>(limit), static_cast<size_t>(rows));
+    claimed_at_ = now;
     // RETURNING has no order: hand out by (due, seq).
     std::vector<std::tuple<int64_t, int64_t, int>> order;
     for (int i = 0; i < rows; ++i)
@@ -328,6 +334,8 @@ std::optional<work_record> pg_store::pop_due(time_point now) {
       return std::nullopt;
     auto result = std::move(claimed_.front().record);
     claimed_.erase(claimed_.begin());
+    if (claimed_.empty())
+      claim_size_->drained(now - claimed_at_);
     return result;
   } catch (...) {
     static_cast<void>(on_exception());
@@ -395,9 +403,13 @@ std::optional<pg_store::time_point> pg_store::next_due(time_point now) {
 
 caf::error pg_store::commit() {
   try {
+    fenced_.clear();
     if (notify_work_ || !notify_finished_.empty()) {
       // Sent with the commit: listeners hear of it once it is visible.
+      // The batch goes first: what it refuses did not finish here.
+      static_cast<void>(group_->flush()); // an error rolled back: see below
       auto sent = group_->write_once([&]() -> caf::expected<size_t> {
+        batch_->drop_refused(notify_finished_);
         auto name = detail::pg_statement_name(pg_sql::notify);
         std::vector<std::string> payloads;
         if (notify_work_)
@@ -423,6 +435,10 @@ caf::error pg_store::commit() {
     }
     auto err = group_->commit();
     if (!err) {
+      fenced_ = batch_->refused();
+      batch_->clear();
+      if (!fenced_.empty())
+        counts_.stale = true;
       notify_work_ = false;
       notify_finished_.clear();
       for (auto& x : claimed_)
@@ -459,6 +475,10 @@ void pg_store::discard() {
 
 std::vector<attempt_id> pg_store::lost_pushes() const {
   return group_->lost();
+}
+
+std::vector<uint64_t> pg_store::fenced() const {
+  return fenced_;
 }
 
 uint64_t pg_store::last_operation_id() {

@@ -34,6 +34,11 @@ public:
     // nop
   }
 
+  /// Every change is written at once: nothing waits.
+  caf::error flush() {
+    return caf::none;
+  }
+
   caf::error begin() {
     return db_->run(sql::begin, {}, "starting a transaction");
   }

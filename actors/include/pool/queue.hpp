@@ -41,6 +41,9 @@ struct queue_state {
     bool recount = false;
     /// Set for an `add_work`: refused if the commit lost its push.
     std::optional<attempt_id> push;
+    /// The operation of an `add_work` or outcome: refused if the store
+    /// fenced its change at the commit (`work_store::fenced`); 0 for none.
+    uint64_t operation = 0;
   };
 
   /// Commits that failed in a row; after a few, held changes are refused.

@@ -89,8 +89,10 @@ public:
   }
 
   /// How many due entries one claim takes at most (one round trip); the
-  /// rest wait in this store, leased to it, for the next `pop_due`.
-  /// 1 to 1000; default 8.
+  /// rest wait in this store, leased to it, for the next `pop_due`. Claims
+  /// start at 8 and grow towards this while the pool hands out what it
+  /// claimed within 10 ms, and shrink when entries wait 100 ms or more.
+  /// 1 to 1000; default 128.
   pg_options& claim_batch(size_t n) {
     claim_batch_ = n;
     return *this;
@@ -122,7 +124,7 @@ private:
   std::optional<size_t> concurrency_limit_;
   std::optional<caf::timespan> retention_;
   caf::timespan safety_poll_ = std::chrono::seconds(5);
-  size_t claim_batch_ = 8;
+  size_t claim_batch_ = 128;
   caf::timespan connect_timeout_ = std::chrono::seconds(5);
 };
 

@@ -21,6 +21,8 @@ namespace pool {
 
 namespace detail {
 
+class pg_batch;
+class pg_claim_size;
 class pg_conn;
 class pg_group;
 class pg_listener;
@@ -125,6 +127,8 @@ public:
 
   std::vector<attempt_id> lost_pushes() const override;
 
+  std::vector<uint64_t> fenced() const override;
+
   caf::error set_key(uint64_t operation, std::string key) override;
 
   std::optional<uint64_t> find_key(const std::string& key, time_point now,
@@ -217,6 +221,11 @@ private:
   caf::actor_system& sys_;
   pg_options opts_;
   std::unique_ptr<detail::pg_conn> db_;
+  /// Pushes and outcomes of the open group not sent yet (pg_batch.hpp).
+  std::unique_ptr<detail::pg_batch> batch_;
+  std::unique_ptr<detail::pg_claim_size> claim_size_;
+  /// When the entries in `claimed_` were claimed.
+  time_point claimed_at_;
   std::unique_ptr<detail::pg_group> group_;
   std::unique_ptr<detail::pg_listener> listener_;
   std::string conninfo_;
@@ -236,6 +245,8 @@ private:
   /// What the open group must notify at its commit.
   bool notify_work_ = false;
   std::vector<uint64_t> notify_finished_;
+  /// What the last successful commit refused (see `fenced`).
+  std::vector<uint64_t> fenced_;
 };
 
 } // namespace pool

@@ -120,6 +120,15 @@ public:
     return {};
   }
 
+  /// The operations whose push or outcome the last successful `commit()`
+  /// refused because this store no longer held their lease (a store that
+  /// checks leases only when it sends a group's batched changes; others
+  /// refuse at once with `lease_lost`). Their changes were not stored:
+  /// answer them as refused. Default: empty.
+  virtual std::vector<uint64_t> fenced() const {
+    return {};
+  }
+
   /// Sets the unique key of `operation`, stored with its first entry (the
   /// next `push` of that operation) or on its row if it has one already.
   /// Default: ignored.
