@@ -4,6 +4,7 @@
 
 #include <pool/errors.hpp>
 #include <pool/http.hpp>
+#include <pool/pg_options.hpp>
 
 #include <cstring>
 
@@ -223,8 +224,21 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--journal", o.journal,
                      "durable journal: rerun the same command line to resume")->type_name("FILE"))
       ->group(records);
+  one(app.add_option("--queue", o.queue,
+                     "a PostgreSQL queue shared by every poolrun that names "
+                     "it: each runs what it claims; rerun to resume")
+          ->type_name("postgres://..."))
+      ->group(records);
+  one(app.add_option("--queue-name", o.queue_name,
+                     "with --queue: which queue of the database (default "
+                     "poolrun)")->type_name("NAME"))
+      ->group(records);
+  app.add_flag("--enqueue", o.enqueue,
+               "with --queue: add the jobs to the queue and exit; run "
+               "nothing here")
+      ->group(records);
   app.add_flag("--replay", o.replay,
-               "with --journal: print outputs of earlier runs too")
+               "with --journal or --queue: print outputs of earlier runs too")
       ->group(records);
   const std::string progress = "Progress";
   one(app.add_option("--http", o.http,
@@ -332,8 +346,22 @@ std::string finish(run_options& o, raw_values& raw) {
     return "choose one of --resume and --resume-failed";
   if ((o.resume || o.resume_failed) && (o.joblog.empty() || o.joblog == "-"))
     return "--resume and --resume-failed need --joblog FILE";
-  if (o.replay && o.journal.empty())
-    return "--replay needs --journal FILE";
+  if (o.replay && o.journal.empty() && o.queue.empty())
+    return "--replay needs --journal FILE or --queue postgres://...";
+  if (!o.queue.empty()) {
+    if (!o.journal.empty())
+      return "choose one of --journal and --queue";
+    if (o.queue.rfind("postgres://", 0) != 0 &&
+        o.queue.rfind("postgresql://", 0) != 0)
+      return "--queue takes a PostgreSQL URI, postgres://[user[:password]@]"
+             "host[:port]/database[?param=value...]";
+    if (auto err = pool::pg_options{}.queue(o.queue_name).validate())
+      return "--queue-name: " + pool::describe(err);
+  } else if (o.queue_name != "poolrun") {
+    return "--queue-name needs --queue postgres://...";
+  } else if (o.enqueue) {
+    return "--enqueue needs --queue postgres://...";
+  }
   if (!o.http.empty()) {
     pool::http_options http;
     if (auto err = pool::parse_http_address(o.http, http))

@@ -20,6 +20,7 @@
 
 #include "cli.hpp"
 #include "console.hpp"
+#include "enqueue.hpp"
 #include "process.hpp"
 #include "run_setup.hpp"
 #include "runner.hpp"
@@ -128,6 +129,11 @@ int main(int argc, char** argv) {
   {
     config cfg;
     caf::actor_system sys{cfg};
+    if (opts.enqueue && !opts.dry_run) {
+      status = poolrun::enqueue_only(sys, setup);
+      setup.finish();
+      return status;
+    }
     caf::actor pool;
     std::unique_ptr<pool::http_endpoint> http;
     if (!opts.dry_run) {

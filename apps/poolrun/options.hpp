@@ -151,6 +151,12 @@ struct run_options {
   bool resume = false;
   bool resume_failed = false;
   std::string journal;
+  /// `--queue postgres://...`: the pool's queue in PostgreSQL, shared by
+  /// every poolrun that names the same database and `--queue-name`.
+  std::string queue;
+  std::string queue_name = "poolrun";
+  /// `--enqueue`: with --queue, only add the jobs; run nothing here.
+  bool enqueue = false;
   bool replay = false;
   /// `--http ADDR:PORT`: serve the pool's metrics and live page there
   /// (actions only with an operator token in POOL_HTTP_TOKEN).

@@ -142,10 +142,20 @@ caf::actor run_setup::spawn_pool(caf::actor_system& sys, std::string& error) {
         .unique_window(caf::timespan::max())
         // One commit for about as many jobs as run in 2 ms.
         .commit_interval(std::chrono::milliseconds(2));
+  if (!opts.queue.empty())
+    // Shared: the same unique keys match from every poolrun of the queue.
+    pool_opts.postgres(opts.queue, opts.queue_name)
+        .unique_window(caf::timespan::max())
+        .commit_interval(std::chrono::milliseconds(2));
   auto store = pool::store_for(sys, pool_opts);
   if (!store) {
-    error = "cannot open journal '" + opts.journal +
-            "': " + pool::describe(store.error());
+    // The store's errors name the server, never the password.
+    if (opts.queue.empty())
+      error = "cannot open journal '" + opts.journal +
+              "': " + pool::describe(store.error());
+    else
+      error = "cannot open queue '" + opts.queue_name +
+              "': " + pool::describe(store.error());
     return nullptr;
   }
   auto ex = exec;

@@ -101,9 +101,14 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
       },
       [this](pool::pool_event& ev) { on_event(ev); },
       // Enqueued operations also report to their submitter; the events
-      // carry the same outcomes, for adopted operations too.
-      [](pool::op_done_atom, uint64_t, const caf::message&) {},
-      [](pool::op_failed_atom, uint64_t, const caf::error&) {},
+      // carry the same outcomes, for adopted operations too. With --queue,
+      // a report without an event is a job another poolrun ran.
+      [this](pool::op_done_atom, uint64_t id, const caf::message&) {
+        finished_elsewhere(id, nullptr);
+      },
+      [this](pool::op_failed_atom, uint64_t id, const caf::error& err) {
+        finished_elsewhere(id, &err);
+      },
       [this](interrupt_atom) { interrupt(); },
       [this](bar_tick_atom) {
         if (ending_)
@@ -112,6 +117,7 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
         self_->delayed_send(self_, 200ms, bar_tick_atom_v);
       },
       [this](settle_atom) { check_end(); },
+      [this](watch_atom) { watch_round(); },
       [this](halt_kill_atom) {
         signal_all_commands(SIGKILL);
         if (cfg_.slots)
@@ -334,8 +340,8 @@ void runner_state::close_pool() {
 progress_figures runner_state::figures() const {
   progress_figures f;
   f.total = feed_done_ ? total_ : 0;
-  f.done = succeeded_ + failed_ + skipped_ + not_run_;
-  f.failed = failed_ + skipped_failed_;
+  f.done = succeeded_ + failed_ + skipped_ + not_run_ + elsewhere_;
+  f.failed = failed_ + skipped_failed_ + elsewhere_failed_;
   f.running = running_.size();
   f.elapsed = std::chrono::steady_clock::now() - started_;
   return f;
@@ -359,13 +365,18 @@ void runner_state::finish() {
     if (skipped_ > 0)
       text += " (" + std::to_string(skipped_) + " done in an earlier run, " +
               std::to_string(skipped_failed_) + " of them failed)";
+    if (elsewhere_ > 0)
+      text += ", " + std::to_string(elsewhere_) + " ran elsewhere (" +
+              std::to_string(elsewhere_failed_) + " failed)";
     if (not_run_ > 0)
       text += ", " + std::to_string(not_run_) + " not run";
     text += "; " + std::to_string(retries_) + " retried";
     console::message(text);
   }
   int status = halt_.exit_status(started_jobs_);
-  if (skipped_failed_ > 0 && !halt_.halted())
+  // The exit status covers the whole job list, wherever a job ran.
+  failed += elsewhere_failed_;
+  if ((skipped_failed_ > 0 || elsewhere_failed_ > 0) && !halt_.halted())
     status = static_cast<int>(std::min<size_t>(failed, 101));
   if (own_errors_ > 0)
     status = 255;

@@ -65,8 +65,9 @@ private:
     bool recording = false;
   };
 
+  /// With a journal or a shared queue: unique submits, outcomes as events.
   bool journaled() const {
-    return !cfg_.options.journal.empty();
+    return !cfg_.options.journal.empty() || !cfg_.options.queue.empty();
   }
 
   // intake and submission (runner.cpp)
@@ -87,6 +88,9 @@ private:
   void query_commit();
   void finished_earlier(uint64_t seq, const pool::operation_record& rec);
   void report_foreign();
+  void finished_elsewhere(uint64_t operation, const caf::error* failure);
+  void watch(uint64_t operation);
+  void watch_round();
 
   // stopping and the end (runner.cpp)
   void interrupt();
@@ -142,6 +146,14 @@ private:
   /// run ends once every attempt that ended has reported.
   uint64_t reported_ = 0;
   size_t foreign_ = 0;
+  /// --queue: jobs of this input that another poolrun ran, and how many
+  /// of them failed.
+  size_t elsewhere_ = 0;
+  size_t elsewhere_failed_ = 0;
+  /// --queue: operations of this input that another poolrun claimed (or
+  /// may claim): their outcome is read from the queue, a few at a time.
+  std::deque<uint64_t> watched_;
+  bool watch_scheduled_ = false;
   /// poolrun's own errors (bad input, unreadable input): exit 255.
   size_t own_errors_ = 0;
 };

@@ -2,6 +2,7 @@
 // finished in an earlier run, adopted operations of other inputs.
 #include "runner.hpp"
 
+#include <chrono>
 #include <cstdio>
 
 #include <caf/event_based_actor.hpp>
@@ -15,6 +16,11 @@
 namespace poolrun {
 
 namespace {
+
+/// --queue: how often, and how many records at a time, the runner reads
+/// of jobs that run elsewhere.
+constexpr auto watch_interval = std::chrono::milliseconds(250);
+constexpr size_t watch_batch = 200;
 
 /// The job result a finished operation carries, from its event or record.
 std::optional<job_result> result_in(const caf::message& result) {
@@ -77,6 +83,8 @@ void runner_state::on_operation(uint64_t seq, uint64_t operation) {
             if (rec.state == pool::operation_state::done ||
                 rec.state == pool::operation_state::failed)
               finished_earlier(seq, rec);
+            else
+              watch(operation); // with --queue, it may run elsewhere
           },
           [](caf::error&) {
             // Then its event will tell.
@@ -179,6 +187,77 @@ void runner_state::finished_earlier(uint64_t seq,
   out_->finished(job, std::move(res), false);
   pump();
   check_end();
+}
+
+void runner_state::finished_elsewhere(uint64_t operation,
+                                      const caf::error* failure) {
+  // This pool's event comes before the report to the submitter: a job with
+  // no event here ran in another poolrun of the shared queue. It prints
+  // there and is in that poolrun's joblog; here it only counts.
+  if (cfg_.options.queue.empty())
+    return;
+  auto i = seq_of_.find(operation);
+  if (i == seq_of_.end())
+    return;
+  auto seq = i->second;
+  seq_of_.erase(i);
+  auto j = running_.find(seq);
+  if (j == running_.end() || j->second.recording)
+    return;
+  auto job = std::move(j->second.job);
+  running_.erase(j);
+  --started_jobs_;
+  ++elsewhere_;
+  if (failure != nullptr && !pool::is(*failure, pool::pool_errc::cancelled))
+    ++elsewhere_failed_;
+  out_->finished(job, std::nullopt, false);
+  pump();
+  check_end();
+}
+
+void runner_state::watch(uint64_t operation) {
+  if (cfg_.options.queue.empty())
+    return;
+  watched_.push_back(operation);
+  if (!watch_scheduled_) {
+    watch_scheduled_ = true;
+    self_->delayed_send(self_, watch_interval, watch_atom_v);
+  }
+}
+
+void runner_state::watch_round() {
+  // A job that another poolrun of the queue runs sends nothing here: its
+  // record tells. A round reads a few records, oldest first; one that ran
+  // here (an event came) is dropped unread.
+  watch_scheduled_ = false;
+  size_t asked = 0;
+  while (!watched_.empty() && asked < watch_batch) {
+    auto operation = watched_.front();
+    watched_.pop_front();
+    if (seq_of_.count(operation) == 0)
+      continue;
+    ++asked;
+    self_->request(cfg_.pool, caf::infinite, pool::op_status_atom_v, operation)
+        .then(
+            [this, operation](pool::operation_record& rec) {
+              switch (rec.state) {
+                case pool::operation_state::done:
+                  finished_elsewhere(operation, nullptr);
+                  return;
+                case pool::operation_state::failed:
+                case pool::operation_state::cancelled:
+                  finished_elsewhere(operation, &rec.error);
+                  return;
+                default:
+                  watch(operation);
+              }
+            },
+            [this, operation](caf::error&) { watch(operation); });
+  }
+  if (!watched_.empty() && !watch_scheduled_) {
+    watch_scheduled_ = true;
+    self_->delayed_send(self_, watch_interval, watch_atom_v);
+  }
 }
 
 void runner_state::report_foreign() {

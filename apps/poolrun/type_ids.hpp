@@ -31,6 +31,8 @@ CAF_ADD_ATOM(poolrun, poolrun, interrupt_atom, "interrupt")
 CAF_ADD_ATOM(poolrun, poolrun, bar_tick_atom, "bar_tick")
 /// Runner timer while stopping: look whether only parked jobs are left.
 CAF_ADD_ATOM(poolrun, poolrun, settle_atom, "settle")
+/// Runner timer with --queue: ask after jobs another poolrun runs.
+CAF_ADD_ATOM(poolrun, poolrun, watch_atom, "watch")
 /// Runner timer after --halt now: SIGKILL what SIGTERM left.
 CAF_ADD_ATOM(poolrun, poolrun, halt_kill_atom, "halt_kill")
 
