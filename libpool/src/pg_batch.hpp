@@ -51,6 +51,10 @@ public:
 
   void add_bytes(const char* data, size_t size);
 
+  void add_text(const std::string& x) {
+    add_bytes(x.data(), x.size());
+  }
+
   void add_null();
 
   size_t size() const noexcept {

@@ -9,6 +9,7 @@
 #include <caf/actor_system.hpp>
 #include <fmt/format.h>
 
+#include "pg_batch.hpp"
 #include "pg_conn.hpp"
 #include "pg_group.hpp"
 #include "pg_schema.hpp"
@@ -358,7 +359,9 @@ caf::error pg_store::reclaim(time_point now) {
   }
   if (rows > 0) {
     // With this transaction: the others may claim them once it commits.
-    auto sent = db_->run(name_of(pg_sql::notify), {channel_, owner_ + " w"},
+    detail::pg_array payload{25};
+    payload.add_text(owner_ + " w");
+    auto sent = db_->run(name_of(pg_sql::notify), {channel_, payload.bytes()},
                          "notifying");
     if (!sent)
       return std::move(sent.error());

@@ -184,8 +184,8 @@ constexpr const char* statement_sql[] = {
     "DELETE FROM {s}.operations WHERE id IN (SELECT id FROM {s}.operations "
     "WHERE queue = $1 AND state >= 2 AND finished < $2 ORDER BY finished "
     "LIMIT $3)",
-    // notify: $1 channel, $2 payload.
-    "SELECT pg_notify($1, $2)",
+    // notify: $1 channel, $2 payloads (an array: one round trip).
+    "SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) AS p",
     // next_block.
     "SELECT nextval('{s}.id_blocks')",
     // server_time.

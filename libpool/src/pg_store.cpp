@@ -410,10 +410,9 @@ caf::error pg_store::commit() {
       static_cast<void>(group_->flush()); // an error rolled back: see below
       auto sent = group_->write_once([&]() -> caf::expected<size_t> {
         batch_->drop_refused(notify_finished_);
-        auto name = detail::pg_statement_name(pg_sql::notify);
-        std::vector<std::string> payloads;
+        detail::pg_array payloads{25}; // text[]: one round trip for all
         if (notify_work_)
-          payloads.push_back(owner_ + " w");
+          payloads.add_text(owner_ + " w");
         for (size_t i = 0; i < notify_finished_.size();
              i += ids_per_notification) {
           auto text = owner_ + " d ";
@@ -424,11 +423,12 @@ caf::error pg_store::commit() {
               text += ',';
             text += std::to_string(notify_finished_[j]);
           }
-          payloads.push_back(std::move(text));
+          payloads.add_text(text);
         }
-        for (auto& x : payloads)
-          if (auto res = db_->run(name, {channel_, x}, "notifying"); !res)
-            return std::move(res.error());
+        auto res = db_->run(detail::pg_statement_name(pg_sql::notify),
+                            {channel_, payloads.bytes()}, "notifying");
+        if (!res)
+          return std::move(res.error());
         return payloads.size();
       });
       static_cast<void>(sent); // a failure rolled the group back: see below
