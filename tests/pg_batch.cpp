@@ -1,6 +1,6 @@
 // The batched changes of the PostgreSQL store (libpool/src/pg_batch.cpp):
-// the binary arrays they send, the adaptive claim size, and, against a private server, that a
-// group's pushes and outcomes keep their order and values, that reads in
+// the binary arrays they send, the adaptive claim size, and, against a
+// private server, that a group's pushes and outcomes keep their order and values, that reads in
 // the group see them, that a failed batch rolls the group back like any
 // failed write, and that outcomes whose lease is gone are fenced at the
 // commit.
@@ -10,15 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-
-#include "pool/configure.hpp"
-#include "pool/errors.hpp"
-#include "pool/pg_store.hpp"
-
 #include "pg_batch.hpp"
-#include "pg_fixture.hpp"
+#include "pg_store_fixture.hpp"
 
 using namespace std::chrono_literals;
 using pool::attempt_id;
@@ -30,27 +23,7 @@ using pool::detail::pg_array;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this);
-    set("logger.verbosity", caf::atom("quiet"));
-    set("scheduler.max-threads", 1);
-  }
-};
-
-// The cluster comes first: it forks before the actor system starts threads.
-struct fixture {
-  pool::test::pg_cluster pg;
-  config cfg;
-  caf::actor_system sys{cfg};
-  pg_store::time_point now = sys.clock().now();
-
-  std::shared_ptr<pg_store> open(pg_options opts = {}) {
-    auto result = pg_store::open(sys, pg.conninfo(), std::move(opts));
-    REQUIRE_MESSAGE(result, pool::describe(result.error()));
-    return *result;
-  }
-};
+using fixture = pool::test::pg_store_fixture;
 
 work_record entry(pg_store& store, uint64_t n, int32_t value) {
   return work_record{attempt_id{store.last_operation_id() + n, 1},

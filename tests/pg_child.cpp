@@ -13,21 +13,15 @@
 #include <thread>
 
 #include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 
-#include "pool/configure.hpp"
 #include "pool/errors.hpp"
 #include "pool/pg_store.hpp"
 
+#include "store_config.hpp"
+
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this);
-    set("logger.verbosity", caf::atom("quiet"));
-    set("scheduler.max-threads", 1);
-  }
-};
+using config = pool::test::store_config;
 
 // Writes one line and flushes it: the parent reads the file after a kill.
 void say(FILE* out, const char* what, const pool::attempt_id& id) {

@@ -15,14 +15,13 @@
 #include <vector>
 
 #include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 
-#include "pool/configure.hpp"
 #include "pool/errors.hpp"
 #include "pool/pg_store.hpp"
 
 #include "child_process.hpp"
 #include "pg_fixture.hpp"
+#include "store_config.hpp"
 
 using namespace std::chrono_literals;
 using pool::attempt_id;
@@ -34,13 +33,7 @@ using pool::test::eventually;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this);
-    set("logger.verbosity", caf::atom("quiet"));
-    set("scheduler.max-threads", 1);
-  }
-};
+using config = pool::test::store_config;
 
 // What one child wrote: the attempts it claimed and those it committed.
 struct child_log {

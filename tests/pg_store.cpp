@@ -14,14 +14,12 @@
 #include <thread>
 
 #include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 
-#include "pool/configure.hpp"
 #include "pool/errors.hpp"
 #include "pool/pg_store.hpp"
 
 #include "pg_conn.hpp"
-#include "pg_fixture.hpp"
+#include "pg_store_fixture.hpp"
 #include "pg_listener.hpp"
 #include "pg_schema.hpp"
 
@@ -34,39 +32,7 @@ using pool::work_record;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this);
-    set("logger.verbosity", caf::atom("quiet"));
-    set("scheduler.max-threads", 1);
-  }
-};
-
-// The cluster comes first: it forks before the actor system starts threads.
-struct fixture {
-  explicit fixture(bool tls = false) : pg(tls) {
-    // nop
-  }
-
-  pool::test::pg_cluster pg;
-  config cfg;
-  caf::actor_system sys{cfg};
-  pg_store::time_point now = sys.clock().now();
-
-  caf::expected<std::shared_ptr<pg_store>> try_open(pg_options opts = {},
-                                                    std::string conninfo = {}) {
-    if (conninfo.empty())
-      conninfo = pg.conninfo();
-    return pg_store::open(sys, conninfo, std::move(opts));
-  }
-
-  std::shared_ptr<pg_store> open(pg_options opts = {},
-                                 std::string conninfo = {}) {
-    auto result = try_open(std::move(opts), std::move(conninfo));
-    REQUIRE_MESSAGE(result, pool::describe(result.error()));
-    return *result;
-  }
-};
+using fixture = pool::test::pg_store_fixture;
 
 struct tls_fixture : fixture {
   tls_fixture() : fixture(true) {

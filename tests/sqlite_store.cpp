@@ -14,13 +14,12 @@
 #include <unistd.h>
 
 #include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 
-#include "pool/configure.hpp"
 #include "pool/errors.hpp"
 #include "pool/sqlite_store.hpp"
 
 #include "sqlite_files.hpp"
+#include "store_config.hpp"
 
 using namespace std::chrono_literals;
 using pool::attempt_id;
@@ -44,13 +43,7 @@ bool has_test_payload(const caf::message& x) {
          x.get_as<int32_t>(0) == 7 && x.get_as<std::string>(1) == "x";
 }
 
-struct config : caf::actor_system_config {
-  config() {
-    pool::configure(*this);
-    set("logger.verbosity", caf::atom("quiet"));
-    set("scheduler.max-threads", 1);
-  }
-};
+using config = pool::test::store_config;
 
 // A temporary directory and an actor system that can (de)serialize the
 // test payloads.

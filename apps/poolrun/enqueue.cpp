@@ -13,8 +13,6 @@ namespace poolrun {
 
 namespace {
 
-constexpr int own_error = 255;
-
 /// Adds `jobs` to `store`, committed. Counts what was added and what the
 /// queue had already; returns what went wrong, or "".
 std::string add_jobs(pool::pg_store& store, pool::pg_store::time_point now,

@@ -37,11 +37,9 @@ struct config : caf::actor_system_config {
   }
 };
 
-constexpr int own_error = 255;
-
 int fail(const std::string& why) {
   std::fprintf(stderr, "poolrun: %s\n", why.c_str());
-  return own_error;
+  return poolrun::own_error;
 }
 
 // -- signals: the handler only writes to a pipe; a thread acts on it ----------
@@ -125,7 +123,7 @@ int main(int argc, char** argv) {
     return fail(std::string{"cannot install signal handlers: "} +
                 std::strerror(errno));
   std::atomic<int> interrupted_by{0};
-  int status = own_error;
+  int status = poolrun::own_error;
   {
     config cfg;
     caf::actor_system sys{cfg};

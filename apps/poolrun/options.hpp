@@ -11,6 +11,10 @@
 
 namespace poolrun {
 
+/// poolrun's exit status for its own errors (a bad option, an unreadable
+/// input, a journal or queue that cannot be opened, a refused record).
+constexpr int own_error = 255;
+
 /// One input source: the values after `:::`, or a file (`::::`, `-a`;
 /// "-" is standard input).
 struct input_source {

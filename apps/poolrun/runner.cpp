@@ -45,7 +45,7 @@ job_result not_run(const pending_job& job, const caf::error& why) {
 runner_state::~runner_state() {
   // A runner that terminated without finishing: poolrun's own error.
   if (cfg_.exit_status && !status_set_)
-    cfg_.exit_status->set_value(255);
+    cfg_.exit_status->set_value(own_error);
 }
 
 caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
@@ -379,7 +379,7 @@ void runner_state::finish() {
   if ((skipped_failed_ > 0 || elsewhere_failed_ > 0) && !halt_.halted())
     status = static_cast<int>(std::min<size_t>(failed, 101));
   if (own_errors_ > 0)
-    status = 255;
+    status = own_error;
   status_set_ = true;
   cfg_.exit_status->set_value(status);
   self_->quit();
@@ -393,7 +393,7 @@ void runner_state::fail_run(const std::string& why) {
   progress_->end(figures());
   console::message(why);
   status_set_ = true;
-  cfg_.exit_status->set_value(255);
+  cfg_.exit_status->set_value(own_error);
   self_->quit();
 }
 

@@ -104,9 +104,8 @@ public:
   auto read(F f) -> decltype(f()) {
     if (broken_)
       return broken_;
-    if (in_group_)
-      if (auto err = flush())
-        return err;
+    if (auto err = flush())
+      return err;
     auto result = f();
     if (!result && in_group_ && db_.aborts(result.error()))
       abort(result.error());

@@ -37,20 +37,6 @@ void add_value(pg_array& column, const db_value& x) {
                      std::get<std::vector<char>>(x).size());
 }
 
-/// The ids of `sent` that result `res` (one bigint id per row) lacks.
-void missing_ids(const std::vector<uint64_t>& sent, const PGresult* res,
-                 std::vector<uint64_t>& out) {
-  auto rows = PQntuples(res);
-  if (static_cast<size_t>(rows) == sent.size())
-    return;
-  std::unordered_set<uint64_t> changed;
-  for (int i = 0; i < rows; ++i)
-    changed.insert(static_cast<uint64_t>(pg_int(res, i, 0)));
-  for (auto id : sent)
-    if (changed.count(id) == 0)
-      out.push_back(id);
-}
-
 } // namespace
 
 // -- pg_array -----------------------------------------------------------------
@@ -93,8 +79,8 @@ std::vector<char> pg_array::bytes() const {
 // -- pg_batch -----------------------------------------------------------------
 
 pg_batch::pg_batch(const std::string& schema)
-    : push_sql_(pg_statement_text(pg_sql::push_many, schema)),
-      finish_sql_(pg_statement_text(pg_sql::finish_many, schema)) {
+    : push_sql_(pg_batch_statement(pg_batch_sql::push_many, schema)),
+      finish_sql_(pg_batch_statement(pg_batch_sql::finish_many, schema)) {
   // nop
 }
 
@@ -136,51 +122,47 @@ void pg_batch::add(const pg_change& x) {
 caf::error pg_batch::flush(pg_conn& db) {
   // Pushes concern new operations and outcomes held ones: no row is in
   // both, so their order between the two kinds does not matter.
-  if (auto err = flush_pushes(db))
-    return err;
-  return flush_finishes(db);
-}
-
-caf::error pg_batch::flush_pushes(pg_conn& db) {
-  auto& c = pushes_;
-  if (c.ids.empty())
-    return caf::none;
-  auto res = db.query(push_sql_,
-                    {c.id.bytes(), c.attempt.bytes(), c.due.bytes(),
-                     c.payload.bytes(), c.submitted.bytes(), c.queue},
-                    fmt::format("storing {} operations", c.ids.size()));
-  if (!res)
-    return std::move(res.error());
-  missing_ids(c.ids, res->get(), refused_);
-  c.ids.clear();
-  c.pending.clear();
-  c.id.clear();
-  c.attempt.clear();
-  c.due.clear();
-  c.payload.clear();
-  c.submitted.clear();
+  if (!pushes_.ids.empty()) {
+    auto& c = pushes_;
+    if (auto err = send(db, push_sql_,
+                        {c.id.bytes(), c.attempt.bytes(), c.due.bytes(),
+                         c.payload.bytes(), c.submitted.bytes(), c.queue},
+                        c.ids,
+                        fmt::format("storing {} operations", c.ids.size())))
+      return err;
+    pushes_ = push_columns{};
+  }
+  if (!finishes_.ids.empty()) {
+    auto& c = finishes_;
+    if (auto err = send(db, finish_sql_,
+                        {c.id.bytes(), c.state.bytes(), c.result.bytes(),
+                         c.error.bytes(), c.finished.bytes(), c.token.bytes(),
+                         c.owner},
+                        c.ids,
+                        fmt::format("recording {} outcomes", c.ids.size())))
+      return err;
+    finishes_ = finish_columns{};
+  }
   return caf::none;
 }
 
-caf::error pg_batch::flush_finishes(pg_conn& db) {
-  auto& c = finishes_;
-  if (c.ids.empty())
-    return caf::none;
-  auto res = db.query(finish_sql_,
-                    {c.id.bytes(), c.state.bytes(), c.result.bytes(),
-                     c.error.bytes(), c.finished.bytes(), c.token.bytes(),
-                     c.owner},
-                    fmt::format("recording {} outcomes", c.ids.size()));
+caf::error pg_batch::send(pg_conn& db, const std::string& sql,
+                          const std::vector<db_value>& params,
+                          const std::vector<uint64_t>& sent,
+                          const std::string& what) {
+  auto res = db.query(sql, params, what);
   if (!res)
     return std::move(res.error());
-  missing_ids(c.ids, res->get(), refused_);
-  c.ids.clear();
-  c.id.clear();
-  c.state.clear();
-  c.result.clear();
-  c.error.clear();
-  c.finished.clear();
-  c.token.clear();
+  // RETURNING names each row the statement changed.
+  auto rows = PQntuples(res->get());
+  if (static_cast<size_t>(rows) == sent.size())
+    return caf::none;
+  std::unordered_set<uint64_t> changed;
+  for (int i = 0; i < rows; ++i)
+    changed.insert(static_cast<uint64_t>(pg_int(res->get(), i, 0)));
+  for (auto id : sent)
+    if (changed.count(id) == 0)
+      refused_.push_back(id);
   return caf::none;
 }
 

@@ -33,6 +33,8 @@
 #include <caf/error.hpp>
 #include <caf/timespan.hpp>
 
+#include "store_codec.hpp"
+
 namespace pool::detail {
 
 class pg_conn;
@@ -176,9 +178,11 @@ private:
     pg_array id{20}, state{23}, result{17}, error{17}, finished{20}, token{20};
   };
 
-  caf::error flush_pushes(pg_conn& db);
-
-  caf::error flush_finishes(pg_conn& db);
+  /// Runs `sql`, whose RETURNING names the rows it changed; the ids of
+  /// `sent` it does not name go to `refused_`.
+  caf::error send(pg_conn& db, const std::string& sql,
+                  const std::vector<db_value>& params,
+                  const std::vector<uint64_t>& sent, const std::string& what);
 
   /// The statements' texts. They run unprepared, planned for each call's
   /// arrays: a plan cached while the table was small would scan the whole

@@ -86,19 +86,6 @@ constexpr const char* statement_sql[] = {
     "result = NULL, error = NULL, finished = NULL, owner = NULL, "
     "lease_until = NULL WHERE o.state = 0 OR (o.state = 1 AND "
     "o.owner = $8::text AND o.lease_token = $9::bigint) RETURNING o.id",
-    // push_many (pg_batch.cpp): new operations without key, in order. $1
-    // ids, $2 attempts, $3 dues (NULL: now), $4 payloads, $5 submitted
-    // (arrays), $6 queue.
-    "INSERT INTO {s}.operations AS o (id, queue, state, attempt, due, "
-    "payload, submitted) SELECT u.id, $6, 0, u.attempt, coalesce(u.due, "
-    "{now}), u.payload, u.submitted FROM unnest($1::bigint[], "
-    "$2::integer[], $3::bigint[], $4::bytea[], $5::bigint[]) WITH "
-    "ORDINALITY AS u(id, attempt, due, payload, submitted, n) ORDER BY u.n "
-    "ON CONFLICT (id) DO UPDATE SET state = 0, attempt = excluded.attempt, "
-    "due = excluded.due, seq = nextval('{s}.entry_seq'), "
-    "payload = excluded.payload, result = NULL, error = NULL, "
-    "finished = NULL, owner = NULL, lease_until = NULL WHERE o.state = 0 "
-    "RETURNING o.id",
     // claim: $1 queue, $2 now, $3 limit, $4 owner, $5 lease until.
     "WITH picked AS (SELECT id FROM {s}.operations WHERE queue = $1 AND "
     "state = 0 AND due <= greatest($2, {now}) ORDER BY due, seq LIMIT $3 "
@@ -118,19 +105,6 @@ constexpr const char* statement_sql[] = {
     "UPDATE {s}.operations SET state = $2, result = $3, error = $4, "
     "finished = $5, owner = NULL, lease_until = NULL WHERE id = $1 AND "
     "state = 1 AND owner = $6 AND lease_token = $7",
-    // finish_many (pg_batch.cpp): outcomes of held attempts. $1 ids,
-    // $2 states, $3 results, $4 errors, $5 finished, $6 tokens (arrays),
-    // $7 owner. The lease check is one join condition (`IS TRUE`): given
-    // conditions on the table alone, a planner whose statistics lag behind
-    // a busy queue scans every lease and, for each, the whole array
-    // (milliseconds per batch); this way it looks each id up by primary
-    // key, or at worst hashes the array.
-    "UPDATE {s}.operations o SET state = u.state, result = u.result, "
-    "error = u.error, finished = u.finished, owner = NULL, "
-    "lease_until = NULL FROM unnest($1::bigint[], $2::integer[], "
-    "$3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[]) AS u(id, state, "
-    "result, error, finished, token) WHERE o.id = u.id AND (o.state = 1 "
-    "AND o.owner = $7 AND o.lease_token = u.token) IS TRUE RETURNING o.id",
     // finish_queued: $1 .. $5 as above.
     "UPDATE {s}.operations SET state = $2, result = $3, error = $4, "
     "finished = $5 WHERE id = $1 AND state = 0",
@@ -193,6 +167,36 @@ constexpr const char* statement_sql[] = {
 };
 
 static_assert(std::size(statement_sql) == static_cast<size_t>(pg_sql::count));
+
+// Indexed by `pg_batch_sql`: not prepared.
+constexpr const char* batch_sql[] = {
+    // push_many (pg_batch.cpp): new operations without key, in order. $1
+    // ids, $2 attempts, $3 dues (NULL: now), $4 payloads, $5 submitted
+    // (arrays), $6 queue.
+    "INSERT INTO {s}.operations AS o (id, queue, state, attempt, due, "
+    "payload, submitted) SELECT u.id, $6, 0, u.attempt, coalesce(u.due, "
+    "{now}), u.payload, u.submitted FROM unnest($1::bigint[], "
+    "$2::integer[], $3::bigint[], $4::bytea[], $5::bigint[]) WITH "
+    "ORDINALITY AS u(id, attempt, due, payload, submitted, n) ORDER BY u.n "
+    "ON CONFLICT (id) DO UPDATE SET state = 0, attempt = excluded.attempt, "
+    "due = excluded.due, seq = nextval('{s}.entry_seq'), "
+    "payload = excluded.payload, result = NULL, error = NULL, "
+    "finished = NULL, owner = NULL, lease_until = NULL WHERE o.state = 0 "
+    "RETURNING o.id",
+    // finish_many (pg_batch.cpp): outcomes of held attempts. $1 ids,
+    // $2 states, $3 results, $4 errors, $5 finished, $6 tokens (arrays),
+    // $7 owner. The lease check is one join condition (`IS TRUE`): given
+    // conditions on the table alone, a planner whose statistics lag behind
+    // a busy queue scans every lease and, for each, the whole array
+    // (milliseconds per batch); this way it looks each id up by primary
+    // key, or at worst hashes the array.
+    "UPDATE {s}.operations o SET state = u.state, result = u.result, "
+    "error = u.error, finished = u.finished, owner = NULL, "
+    "lease_until = NULL FROM unnest($1::bigint[], $2::integer[], "
+    "$3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[]) AS u(id, state, "
+    "result, error, finished, token) WHERE o.id = u.id AND (o.state = 1 "
+    "AND o.owner = $7 AND o.lease_token = u.token) IS TRUE RETURNING o.id",
+};
 
 // The server's clock in nanoseconds since the Unix epoch.
 constexpr const char* server_now =
@@ -342,8 +346,8 @@ caf::error pg_migrate(pg_conn& db, const std::string& schema, int upto) {
   return err;
 }
 
-std::string pg_statement_text(pg_sql s, const std::string& schema) {
-  return with_schema(statement_sql[static_cast<size_t>(s)], schema);
+std::string pg_batch_statement(pg_batch_sql s, const std::string& schema) {
+  return with_schema(batch_sql[static_cast<size_t>(s)], schema);
 }
 
 caf::error pg_prepare(pg_conn& db, const std::string& schema) {

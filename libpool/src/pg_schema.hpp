@@ -18,13 +18,11 @@ constexpr int32_t pg_lock_space = 0x43414650;
 /// The prepared statements of a store; their text is in pg_schema.cpp.
 enum class pg_sql {
   push,
-  push_many,
   claim,
   count_leases,
   lock,
   try_lock,
   finish_held,
-  finish_many,
   finish_queued,
   add_failure,
   add_failure_held,
@@ -53,9 +51,15 @@ const std::string& pg_statement_name(pg_sql s);
 /// name that holds another program's tables or a newer version.
 caf::error pg_migrate(pg_conn& db, const std::string& schema, int upto);
 
-/// The text of statement `s` for `schema`, to run it unprepared: planned
-/// for the parameters of each call (see pg_batch.hpp).
-std::string pg_statement_text(pg_sql s, const std::string& schema);
+/// The statements of `pg_batch`. They run unprepared: planned for the
+/// arrays of each call (see pg_batch.hpp).
+enum class pg_batch_sql {
+  push_many,
+  finish_many,
+};
+
+/// The text of batch statement `s` for `schema`.
+std::string pg_batch_statement(pg_batch_sql s, const std::string& schema);
 
 /// Prepares every statement for `schema`.
 caf::error pg_prepare(pg_conn& db, const std::string& schema);

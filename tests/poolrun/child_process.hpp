@@ -293,6 +293,16 @@ inline bool wait_for_lines(const std::string& path, size_t n,
   return true;
 }
 
+/// The numbers in lines "<word> n" of `text`, from line `first` on.
+inline std::multiset<int> numbers_in(const std::string& text,
+                                     size_t first = 0) {
+  std::multiset<int> result;
+  auto lines = lines_of(text);
+  for (size_t i = first; i < lines.size(); ++i)
+    result.insert(std::stoi(lines[i].substr(lines[i].find(' ') + 1)));
+  return result;
+}
+
 inline std::vector<std::string> sorted_lines(const std::string& text) {
   auto lines = lines_of(text);
   std::sort(lines.begin(), lines.end());

@@ -21,15 +21,6 @@ std::string journal_commands() {
   return result;
 }
 
-/// The numbers in lines "<word> n" of `text`, from line `first` on.
-std::multiset<int> numbers_in(const std::string& text, size_t first = 0) {
-  std::multiset<int> result;
-  auto lines = lines_of(text);
-  for (size_t i = first; i < lines.size(); ++i)
-    result.insert(std::stoi(lines[i].substr(lines[i].find(' ') + 1)));
-  return result;
-}
-
 size_t count_lines(const std::string& text) {
   return lines_of(text).size();
 }

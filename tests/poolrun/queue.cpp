@@ -24,14 +24,6 @@ std::string queue_commands() {
   return result;
 }
 
-/// The numbers in lines "<word> n" of `text`.
-std::multiset<int> numbers_in(const std::string& text) {
-  std::multiset<int> result;
-  for (auto& line : lines_of(text))
-    result.insert(std::stoi(line.substr(line.find(' ') + 1)));
-  return result;
-}
-
 /// The Seq column of a joblog, header skipped.
 std::set<int> joblog_seqs(const std::string& text) {
   std::set<int> result;
