@@ -103,10 +103,12 @@ caf::behavior sampler(sampler_actor* self, std::shared_ptr<http_state> shared,
 
 caf::error subscribe_sampler(caf::actor_system& sys, const caf::actor& sampler,
                              const std::vector<http_pool>& pools) {
-  // Every kind but `completed`: one message per successful operation would
-  // cost the pool more than the page is worth. Histories of operations
-  // that retried and then succeeded are forgotten oldest first instead.
-  constexpr auto mask = event_mask::all & ~event_bit(event_kind::completed);
+  // Every kind but `completed` and `idle`: one message per successful
+  // operation (or per lull of a lightly used pool) would cost the pool
+  // more than the page is worth. Histories of operations that retried and
+  // then succeeded are forgotten oldest first instead.
+  constexpr auto mask = event_mask::all & ~event_bit(event_kind::completed) &
+                        ~event_bit(event_kind::idle);
   caf::scoped_actor self{sys};
   caf::error result;
   for (auto& p : pools) {

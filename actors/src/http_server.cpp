@@ -143,14 +143,16 @@ void act(http_endpoint::impl& ep, const httplib::Request& req,
   auto pool = find_pool(ep, name);
   if (!pool)
     return reply_error(res, 404, "no pool named '" + name + "'");
-  if (action == "pause" || action == "resume")
-    return reply_error(res, 501,
-                       action + " is not available in this version of the "
-                                "pool");
   std::string why;
   caf::message msg;
   std::string what;
-  if (action == "resize") {
+  if (action == "pause") {
+    msg = caf::make_message(pause_atom_v);
+    what = "pause";
+  } else if (action == "resume") {
+    msg = caf::make_message(resume_atom_v);
+    what = "resume";
+  } else if (action == "resize") {
     auto n = body_number(req, "workers", why);
     if (!n)
       return reply_error(res, 400, why);

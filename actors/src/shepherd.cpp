@@ -379,6 +379,12 @@ caf::behavior shepherd_actor::make_behavior() {
           return err;
         return caf::unit;
       },
+      [this](pause_atom) { core_.pause(); },
+      [this](resume_atom) { core_.resume(); },
+      [this](wait_idle_atom) -> caf::result<void> {
+        core_.wait_idle(make_response_promise());
+        return caf::delegated<void>{};
+      },
       [this](drain_atom) -> caf::result<void> {
         core_.drain(std::nullopt, make_response_promise());
         return caf::delegated<void>{};

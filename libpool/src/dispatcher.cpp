@@ -20,9 +20,10 @@ dispatcher::dispatcher(dispatch_tuning tuning,
                        std::optional<caf::timespan> timeout, bool durable,
                        worker_roster& roster, operation_table& table,
                        queue_link& link, monitors& mon, shepherd_effects& fx,
-                       dispatch_host& host)
+                       dispatch_host& host, flow_gate& gate)
     : tuning_(tuning), timeout_(timeout), durable_(durable), roster_(roster),
-      table_(table), link_(link), mon_(mon), fx_(fx), host_(host) {
+      table_(table), link_(link), mon_(mon), fx_(fx), host_(host),
+      gate_(gate) {
   if (!tuning_.prefetch)
     tuning_.hand_ahead = false; // (hands out entries taken out ahead)
   link_.group_adds(tuning_.group_adds && tuning_.max_batch > 1);
@@ -32,14 +33,50 @@ dispatcher::dispatcher(dispatch_tuning tuning,
 
 void dispatcher::on_counts(const queue_counts& counts) {
   queue_available_ = counts.available;
-  auto waiting = roster_.waiting();
-  auto unclaimed = available() > waiting ? available() - waiting : uint64_t{0};
-  auto n = std::min<uint64_t>(unclaimed, roster_.sleeping());
-  for (uint64_t i = 0; i < n; ++i)
-    wake_sleeper();
+  wake_for_available();
   if (counts.next_due_in != no_deadline)
     arm_due(counts.next_due_in);
   prefetch();
+}
+
+void dispatcher::wake_for_available() {
+  auto waiting = roster_.waiting();
+  auto unclaimed = available() > waiting ? available() - waiting : uint64_t{0};
+  auto n = std::min<uint64_t>(unclaimed, roster_.sleeping());
+  if (gate_.limited()) {
+    auto now = fx_.now();
+    n = gate_.allowed(now, static_cast<size_t>(n));
+    if (n < unclaimed && !gate_.paused()) {
+      // Work waits for a token: look again when the next one is back.
+      auto next = gate_.next_start(now);
+      if (next > now)
+        arm_due(next - now);
+    }
+  }
+  for (uint64_t i = 0; i < n; ++i)
+    wake_sleeper();
+}
+
+bool dispatcher::gate_open(worker_ref worker) {
+  if (!gate_.limited())
+    return true;
+  auto now = fx_.now();
+  if (gate_.allowed(now, 1) > 0)
+    return true;
+  auto next = gate_.next_start(now);
+  put_to_sleep(worker, next > now && next != caf::actor_clock::time_point::max()
+                           ? next - now
+                           : no_deadline);
+  return false;
+}
+
+void dispatcher::paused() {
+  if (auto back = withdraw_ahead())
+    ready_.push_front(std::move(*back));
+}
+
+void dispatcher::resumed() {
+  link_.send(exchange::count{});
 }
 
 bool dispatcher::wake_one() {
@@ -69,7 +106,7 @@ void dispatcher::wake_sleeper() {
 bool dispatcher::hand_out_directly(uint64_t id, operation& op) {
   // Only when nothing is due or on its way into the queue (the new entry
   // would come out first anyway) and a local worker sleeps.
-  if (!tuning_.direct_handout || !nothing_due())
+  if (!tuning_.direct_handout || !nothing_due() || gate_.limited())
     return false;
   auto worker = roster_.top_sleeper();
   auto slot = roster_.get(worker);
@@ -103,12 +140,18 @@ void dispatcher::on_work(const exchange::get& ask,
     hand_ahead();
     return;
   }
+  if (ask.reserved)
+    gate_.release();
   dispatch(ask.worker, std::move(records));
+  if (ask.reserved)
+    wake_for_available(); // (A token it held back may be free again.)
 }
 
 void dispatcher::on_no_work(const exchange::get& ask, caf::timespan wait) {
   queue_available_ = 0;
   if (ask.worker) {
+    if (ask.reserved)
+      gate_.release();
     put_to_sleep(ask.worker, wait);
     return;
   }
@@ -156,7 +199,10 @@ size_t dispatcher::batch_size(bool joined) const {
   auto most = tuning_.max_batch;
   auto workers = roster_.size();
   auto avail = available();
-  if (most <= 1 || joined || avail <= workers || job_ns_ < 0)
+  // Behind a gate, one at a time: each start is counted when it happens
+  // (the later jobs of a batch would start unseen).
+  if (most <= 1 || joined || avail <= workers || job_ns_ < 0 ||
+      gate_.limited())
     return 1;
   auto budget = static_cast<double>(tuning_.batch_time.count());
   auto by_time = job_ns_ > 0 ? budget / job_ns_ : static_cast<double>(most);
@@ -170,6 +216,8 @@ void dispatcher::find_work(worker_ref worker) {
   auto slot = roster_.get(worker);
   if (slot == nullptr)
     return; // It left meanwhile.
+  if (!gate_open(worker))
+    return;
   if (auto back = withdraw_ahead()) {
     // Handed ahead to workers still busy: older than anything ready.
     record_batch batch;
@@ -196,7 +244,13 @@ void dispatcher::find_work(worker_ref worker) {
 }
 
 void dispatcher::request_work(worker_ref worker, size_t n) {
-  link_.send(exchange::get{worker, static_cast<uint32_t>(n)});
+  exchange::get ask{worker, static_cast<uint32_t>(n)};
+  if (gate_.limit()) {
+    // The token waits for the entry (see on_work).
+    gate_.reserve();
+    ask.reserved = true;
+  }
+  link_.send(std::move(ask));
 }
 
 void dispatcher::dispatch(worker_ref worker, record_batch batch) {
@@ -207,13 +261,15 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
   // Whether the worker still waits; if it left meanwhile, the entries go
   // back, due now.
   auto taker = slot != nullptr && slot->phase == worker_phase::waiting;
+  // What the gate lets start now; the rest goes back, due now.
+  auto may = taker ? gate_.allowed(now, batch.size()) : size_t{0};
   size_t kept = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& record = batch[i];
     auto op = table_.current(record.id);
     if (op == nullptr || op->phase != operation_phase::queued)
       continue; // Ended, moved on, or held already: this entry is obsolete.
-    if (!taker) {
+    if (!taker || kept >= may) {
       requeue(record.id, now);
       continue;
     }
@@ -228,6 +284,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     ++kept;
   }
   batch.resize(kept);
+  gate_.started(now, kept);
   if (batch.empty()) {
     if (taker) {
       slot->asking = true;
@@ -307,7 +364,7 @@ void dispatcher::serve_askers() {
 }
 
 void dispatcher::prefetch() {
-  if (!tuning_.prefetch)
+  if (!tuning_.prefetch || gate_.limited())
     return;
   // Enough for the next batch of every busy worker.
   auto limit = std::min(roster_.busy() * batch_size(false), max_ready);
@@ -331,7 +388,7 @@ void dispatcher::start_timer(const attempt_id& id, worker_ref worker) {
 
 void dispatcher::hand_ahead() {
   if (!tuning_.hand_ahead || ahead_ || ready_.empty() || !askers_.empty() ||
-      roster_.sleeping() > 0 || batch_size(false) > 1)
+      roster_.sleeping() > 0 || batch_size(false) > 1 || gate_.limited())
     return;
   std::vector<worker_ref> to;
   roster_.for_each(worker_phase::working,

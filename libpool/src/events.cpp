@@ -24,6 +24,8 @@ std::string to_string(event_kind x) {
       return "resized";
     case event_kind::overload:
       return "overload";
+    case event_kind::idle:
+      return "idle";
   }
   return "unknown";
 }

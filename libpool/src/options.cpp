@@ -82,6 +82,8 @@ caf::error supervision_options::validate() const {
 caf::error admission_options::validate() const {
   if (capacity && *capacity == 0)
     return bad("capacity", "must be at least 1");
+  if (rate_limit)
+    return rate_limit->validate("rate_limit");
   return caf::none;
 }
 

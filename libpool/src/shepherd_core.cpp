@@ -26,8 +26,9 @@ shepherd_core::shepherd_core(pool_options opts, bool durable,
       sup_(opts_.max_restarts(), opts_.restart_window(), opts_.max_attempts(),
            make_backoff(opts_)),
       mon_(opts_, fx_),
+      gate_(opts_.rate_limit()),
       disp_(opts_.dispatch(), opts_.attempt_timeout(), durable, roster_, table_,
-            link_, mon_, fx_, *this) {
+            link_, mon_, fx_, *this, gate_) {
   roster_.set_configured(opts_.workers());
 }
 
@@ -45,6 +46,7 @@ void shepherd_core::adopt(work_store& store) {
     op.submitted_at = t;
     // Due when the store says (a delayed retry stays delayed).
     op.stamp = rec.due != time_point{} ? rec.due : t;
+    op.intake = waits_.arrive(); // (a wait covers it too)
     table_.adopt(rec.id, std::move(op), t);
     if (!rec.history.empty())
       table_.extras_of(rec.id).history = std::move(rec.history);
@@ -296,6 +298,8 @@ void shepherd_core::terminate(const caf::error& reason) {
   for (auto& promise : resize_promises_)
     fx_.deliver(promise, msg);
   resize_promises_.clear();
+  for (auto& promise : waits_.take_all())
+    fx_.deliver(promise, msg);
   // No spawned worker outlives the shepherd.
   std::vector<worker_handle> own;
   for (auto phase :

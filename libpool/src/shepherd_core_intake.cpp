@@ -8,6 +8,7 @@
 namespace pool {
 
 void shepherd_core::submit(submission sub) {
+  sub.intake = waits_.arrive();
   if (draining()) {
     refuse(sub, caf::make_error(pool_errc::closed,
                                 std::string{"the pool is draining"}));
@@ -58,6 +59,7 @@ void shepherd_core::refuse(submission& sub, caf::error err) {
   if (sub.counted)
     ++mon_.counters().failed;
   fx_.deliver(sub.promise, caf::make_message(std::move(err)));
+  left(sub.intake);
 }
 
 void shepherd_core::answer_id(submission& sub, uint64_t id) {
@@ -65,6 +67,7 @@ void shepherd_core::answer_id(submission& sub, uint64_t id) {
   if (sub.counted)
     ++mon_.counters().deduplicated;
   fx_.deliver(sub.promise, caf::make_message(id));
+  left(sub.intake);
 }
 
 uint64_t shepherd_core::accept(submission sub) {
@@ -76,6 +79,7 @@ uint64_t shepherd_core::accept(submission sub) {
   op.submitted_at = t;
   op.stamp = t + sub.delay;
   op.policy = sub.policy;
+  op.intake = sub.intake;
   std::optional<caf::response_promise> ack;
   bool promised = false;
   if (sub.tracked) {
@@ -176,6 +180,38 @@ void shepherd_core::admit_parked() {
       accept(std::move(*sub));
   }
   admitting_ = false;
+}
+
+// -- flow: pause, waits -------------------------------------------------------
+
+void shepherd_core::pause() {
+  if (gate_.paused())
+    return;
+  gate_.pause();
+  disp_.paused();
+  fx_.log(log_level::info, "paused: no attempt starts until resumed");
+}
+
+void shepherd_core::resume() {
+  if (!gate_.paused())
+    return;
+  gate_.resume();
+  disp_.resumed();
+  fx_.log(log_level::info, "resumed");
+}
+
+void shepherd_core::wait_idle(caf::response_promise promise) {
+  waits_.wait(std::move(promise));
+  for (auto& done : waits_.take_done())
+    fx_.deliver(done, caf::make_message());
+}
+
+void shepherd_core::left(uint64_t intake) {
+  auto idle = waits_.leave(intake);
+  for (auto& done : waits_.take_done())
+    fx_.deliver(done, caf::make_message());
+  if (idle && fx_.wants(event_kind::idle))
+    fx_.publish({event_kind::idle, 0, 0, 0, {}, {}});
 }
 
 } // namespace pool

@@ -188,6 +188,7 @@ void shepherd_core::forget(uint64_t id) {
 void shepherd_core::ended_hooks(const operation_table::ended& ended) {
   // Each unit cleans up after the operation.
   disp_.operation_ended(ended.id);
+  left(ended.op.intake);
   for (auto& caller : table_.unwatched())
     fx_.watch_caller(caller, false);
   note_waiting();

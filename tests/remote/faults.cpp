@@ -161,7 +161,11 @@ TEST_CASE("results of the wrong type from a node fail their attempts, which "
                              pool::node_options{}.log(pool::silent_log_hook()));
   REQUIRE(node);
   REQUIRE(eventually([&] { return pub.stats().joined == 2; }, 10s));
+  // The pool's own worker may take nearly all of a round (it batches a fast
+  // job) and leave the node fewer than three: more rounds, at most ten.
   pub.run_and_check(50);
+  for (int round = 1; round < 10 && pub.counters().quarantines == 0; ++round)
+    pub.run_and_check(50);
   auto counters = pub.counters();
   MESSAGE(pool::to_string(counters));
   CHECK(counters.wrong_results >= 3);

@@ -33,6 +33,8 @@ struct submission {
   operation_policy policy;
   /// Counted in `submitted` already (it was parked or looked up first).
   bool counted = false;
+  /// Its number in arrival order (`idle_waits`).
+  uint64_t intake = 0;
 };
 
 /// What happens to a submit now.

@@ -10,6 +10,7 @@
 #include <caf/timespan.hpp>
 
 #include "pool/dispatch_tuning.hpp"
+#include "pool/flow_gate.hpp"
 #include "pool/monitors.hpp"
 #include "pool/operation_table.hpp"
 #include "pool/queue_link.hpp"
@@ -57,7 +58,7 @@ public:
   dispatcher(dispatch_tuning tuning, std::optional<caf::timespan> timeout,
              bool durable, worker_roster& roster, operation_table& table,
              queue_link& link, monitors& mon, shepherd_effects& fx,
-             dispatch_host& host);
+             dispatch_host& host, flow_gate& gate);
 
   const dispatch_tuning& tuning() const noexcept {
     return tuning_;
@@ -90,6 +91,14 @@ public:
 
   /// The due timer fired.
   void on_due_timer();
+
+  /// The pool was paused: no attempt starts until `resumed`; the entry
+  /// handed ahead, unless taken, is withdrawn.
+  void paused();
+
+  /// The pool was resumed: sleepers wake for the due work (after a
+  /// recount).
+  void resumed();
 
   /// The worker reported its first held attempt: the next one of its batch
   /// starts now (its timer too).
@@ -140,6 +149,14 @@ private:
   /// Wakes the most recently slept worker to look for work.
   void wake_sleeper();
 
+  /// Wakes as many sleepers as there is due work nobody is about to take
+  /// and the gate lets start.
+  void wake_for_available();
+
+  /// Whether the gate lets `worker` start an attempt now; if not, puts it
+  /// to sleep until it may (the due timer wakes it).
+  bool gate_open(worker_ref worker);
+
   bool own(const worker_slot& slot) const noexcept {
     return !slot.joined;
   }
@@ -180,6 +197,7 @@ private:
   monitors& mon_;
   shepherd_effects& fx_;
   dispatch_host& host_;
+  flow_gate& gate_;
   /// Due entries in the queue, as of its last counts, minus those it handed
   /// out since.
   uint64_t queue_available_ = 0;

@@ -31,6 +31,10 @@ enum class event_kind : uint8_t {
   /// Waiting operations exceeded the overload threshold (`count` =
   /// operations waiting); sent at most once per overload interval.
   overload = 7,
+  /// Nothing is pending any more: every submit so far has ended (sent each
+  /// time the pool becomes idle; `(wait_idle)` waits for the same without
+  /// a subscription).
+  idle = 8,
 };
 
 /// Returns the enumerator's name, e.g. `"completed"`.
@@ -44,7 +48,7 @@ constexpr uint32_t event_bit(event_kind x) noexcept {
 /// Subscription masks.
 namespace event_mask {
 
-constexpr uint32_t all = 0xFF;
+constexpr uint32_t all = 0x1FF;
 /// Outcomes of operations: completed and failed.
 constexpr uint32_t outcomes =
     event_bit(event_kind::completed) | event_bit(event_kind::failed);

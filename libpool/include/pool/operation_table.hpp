@@ -67,6 +67,9 @@ struct operation {
   /// attempt are stale.
   uint32_t attempt = 1;
   operation_policy policy;
+  /// Its submit's number in arrival order (`idle_waits`); 0 for one of
+  /// another shepherd.
+  uint64_t intake = 0;
   time_point submitted_at;
   /// While waiting: when the current attempt is due. While held: when it
   /// was dispatched.

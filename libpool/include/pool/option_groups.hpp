@@ -15,6 +15,7 @@
 #include <caf/timespan.hpp>
 
 #include "pool/dispatch_tuning.hpp"
+#include "pool/flow_gate.hpp"
 #include "pool/log.hpp"
 #include "pool/pg_options.hpp"
 
@@ -104,6 +105,8 @@ struct supervision_options {
 struct admission_options {
   std::optional<size_t> capacity;
   size_t max_parked = 0;
+  /// Most attempts started per period (`flow_gate`); none: no limit.
+  std::optional<start_rate> rate_limit;
 
   caf::error validate() const;
 };

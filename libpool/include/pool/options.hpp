@@ -225,6 +225,18 @@ public:
     return admission_.capacity;
   }
 
+  /// At most `starts` attempts start in any window of length `per`
+  /// (retries count; docs/operations.md, "Rate limits"). A limited pool
+  /// hands out one entry at a time.
+  pool_options& rate_limit(uint64_t starts, caf::timespan per) {
+    admission_.rate_limit = start_rate{starts, per};
+    return *this;
+  }
+
+  const std::optional<start_rate>& rate_limit() const noexcept {
+    return admission_.rate_limit;
+  }
+
   /// With a capacity: park up to `max_waiting` submits until there is room
   /// instead of rejecting them. Default: reject (0 parked).
   pool_options& wait_when_full(size_t max_waiting) {

@@ -106,6 +106,8 @@ struct add_many {
 struct get {
   worker_ref worker;
   uint32_t wanted = 1;
+  /// A token of the flow gate waits for the answer (see `flow_gate`).
+  bool reserved = false;
 };
 
 /// The queue's counts, to wake workers.

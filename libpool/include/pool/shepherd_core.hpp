@@ -16,6 +16,8 @@
 #include "pool/admission.hpp"
 #include "pool/dispatcher.hpp"
 #include "pool/errors.hpp"
+#include "pool/flow_gate.hpp"
+#include "pool/idle_waits.hpp"
 #include "pool/monitors.hpp"
 #include "pool/operation_record.hpp"
 #include "pool/operation_table.hpp"
@@ -80,6 +82,20 @@ public:
   /// pending; with a deadline, fails what is left when it passes.
   void drain(std::optional<caf::timespan> deadline,
              caf::response_promise promise);
+
+  /// Holds every attempt back until `resume` (queued work stays, running
+  /// attempts finish, submits are still accepted).
+  void pause();
+
+  void resume();
+
+  bool paused() const noexcept {
+    return gate_.paused();
+  }
+
+  /// Answers `promise` once every submit that arrived before it has
+  /// ended (the pool keeps running).
+  void wait_idle(caf::response_promise promise);
 
   /// Adds an actor speaking the worker protocol.
   caf::error join(worker_handle worker);
@@ -276,6 +292,10 @@ private:
 
   void note_waiting();
 
+  /// A submit or operation left (`idle_waits`): answers the waits it
+  /// completes, and tells subscribers when the pool went idle.
+  void left(uint64_t intake);
+
   pool_options opts_;
   bool durable_;
   /// Other shepherds share the store's queue (`work_store::shared`).
@@ -287,6 +307,8 @@ private:
   admission adm_;
   supervision sup_;
   monitors mon_;
+  flow_gate gate_;
+  idle_waits waits_;
   dispatcher disp_;
   /// Pending operations whose caller waits for a response.
   size_t promised_ = 0;

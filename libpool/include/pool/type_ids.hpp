@@ -120,4 +120,16 @@ CAF_ADD_TYPE_ID(pool, (pool::pool_metrics))
 /// histograms' counters and the oldest due age) for exporters.
 CAF_ADD_ATOM(pool, pool, pool_metrics_atom, "pool_metr")
 
+// -- flow control (added last: earlier ids stay as they were) ---------------
+
+/// `(pause)`: no attempt starts until `(resume)`; queued work stays,
+/// running attempts finish, submits are still accepted. Replies `()`.
+CAF_ADD_ATOM(pool, pool, pause_atom, "pause")
+/// `(resume)`: attempts start again. Replies `()`.
+CAF_ADD_ATOM(pool, pool, resume_atom, "resume")
+/// `(wait_idle)`: replies `()` once every submit that reached the pool
+/// before it has ended (the pool keeps running; later submits do not hold
+/// the answer up).
+CAF_ADD_ATOM(pool, pool, wait_idle_atom, "wait_idle")
+
 CAF_END_TYPE_ID_BLOCK(pool)
