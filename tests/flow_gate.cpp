@@ -1,6 +1,7 @@
 // flow_gate: pause and the start-rate limit, with an injected clock.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <random>
 
@@ -79,11 +80,13 @@ TEST_CASE("property: under random starts and reservations no window of one "
     std::deque<time_point> log; // every start, checked at each one
     auto now = t0;
     size_t held = 0; // reserved tokens
+    size_t batch = 0; // tokens of a batch handed out at `batch_from`
+    auto batch_from = now;
     for (int step = 0; step < 500; ++step) {
       now += std::chrono::microseconds(std::uniform_int_distribution<int>{
           0, static_cast<int>(per.count() * 400)}(rng));
       auto want = std::uniform_int_distribution<size_t>{1, 6}(rng);
-      switch (std::uniform_int_distribution<int>{0, 2}(rng)) {
+      switch (std::uniform_int_distribution<int>{0, 3}(rng)) {
         case 0: { // start at once
           auto n = gate.allowed(now, want);
           gate.started(now, n);
@@ -108,6 +111,21 @@ TEST_CASE("property: under random starts and reservations no window of one "
             }
           }
           break;
+        case 3: // a batch: handed out now, its jobs start unseen until it
+                // ends, at a later step
+          if (batch == 0) {
+            batch = gate.allowed(now, want);
+            gate.hold(batch);
+            batch_from = now;
+          } else {
+            std::uniform_int_distribution<int64_t> at{
+                0, (now - batch_from).count()};
+            for (size_t i = 0; i < batch; ++i)
+              log.push_back(batch_from + caf::timespan{at(rng)});
+            gate.settle(now, batch);
+            batch = 0;
+          }
+          break;
       }
       // The check at every start: starts in (now - per, now].
       size_t in_window = 0;
@@ -115,14 +133,31 @@ TEST_CASE("property: under random starts and reservations no window of one "
         if (t + per > now)
           ++in_window;
       REQUIRE(in_window <= limit);
-      if (gate.allowed(now, 1) == 0 && held == 0) {
+      if (gate.allowed(now, 1) == 0 && held == 0 && batch == 0) {
         auto next = gate.next_start(now);
         REQUIRE(next > now);
         auto probe = gate; // (asking about a later time forgets starts)
         REQUIRE(probe.allowed(next, 1) >= 1);
       }
     }
+    // Batches log their starts afterwards: every window again, in order.
+    std::sort(log.begin(), log.end());
+    for (size_t i = 0; i + limit < log.size(); ++i)
+      REQUIRE(log[i + limit] - log[i] >= per);
   }
+}
+
+TEST_CASE("a batch's tokens come back one period after the batch ended" *
+          doctest::timeout(10)) {
+  flow_gate gate{start_rate{4, 1s}};
+  gate.hold(3);
+  CHECK(gate.allowed(t0, 4) == 1);
+  gate.settle(t0 + 300ms, 3); // its last job may have started just now
+  CHECK(gate.allowed(t0 + 1200ms, 4) == 1);
+  CHECK(gate.next_start(t0 + 1200ms) == t0 + 1200ms);
+  gate.started(t0 + 1200ms, 1);
+  CHECK(gate.next_start(t0 + 1200ms) == t0 + 1300ms);
+  CHECK(gate.allowed(t0 + 1300ms, 4) == 3);
 }
 
 TEST_CASE("a bad limit names the field and says what to do" *

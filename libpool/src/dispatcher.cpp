@@ -141,7 +141,7 @@ void dispatcher::on_work(const exchange::get& ask,
     return;
   }
   if (ask.reserved)
-    gate_.release();
+    gate_.release(ask.reserved);
   dispatch(ask.worker, std::move(records));
   if (ask.reserved)
     wake_for_available(); // (A token it held back may be free again.)
@@ -151,7 +151,7 @@ void dispatcher::on_no_work(const exchange::get& ask, caf::timespan wait) {
   queue_available_ = 0;
   if (ask.worker) {
     if (ask.reserved)
-      gate_.release();
+      gate_.release(ask.reserved);
     put_to_sleep(ask.worker, wait);
     return;
   }
@@ -173,6 +173,14 @@ void dispatcher::next_in_batch(worker_ref worker, worker_slot& slot) {
       op != nullptr && op->phase == operation_phase::held)
     op->stamp = now;
   start_timer(slot.held.front(), worker);
+}
+
+void dispatcher::batch_done(worker_slot& slot) {
+  if (slot.gated == 0)
+    return;
+  gate_.settle(fx_.now(), slot.gated);
+  slot.gated = 0;
+  wake_for_available();
 }
 
 void dispatcher::note_processing(caf::timespan elapsed, size_t jobs) {
@@ -199,10 +207,7 @@ size_t dispatcher::batch_size(bool joined) const {
   auto most = tuning_.max_batch;
   auto workers = roster_.size();
   auto avail = available();
-  // Behind a gate, one at a time: each start is counted when it happens
-  // (the later jobs of a batch would start unseen).
-  if (most <= 1 || joined || avail <= workers || job_ns_ < 0 ||
-      gate_.limited())
+  if (most <= 1 || joined || avail <= workers || job_ns_ < 0)
     return 1;
   auto budget = static_cast<double>(tuning_.batch_time.count());
   auto by_time = job_ns_ > 0 ? budget / job_ns_ : static_cast<double>(most);
@@ -226,6 +231,8 @@ void dispatcher::find_work(worker_ref worker) {
     return;
   }
   auto n = batch_size(!own(*slot));
+  if (gate_.limit())
+    n = gate_.allowed(fx_.now(), n); // (at least 1: the gate is open)
   if (!ready_.empty()) {
     dispatch(worker, take_ready(n));
     return;
@@ -246,9 +253,9 @@ void dispatcher::find_work(worker_ref worker) {
 void dispatcher::request_work(worker_ref worker, size_t n) {
   exchange::get ask{worker, static_cast<uint32_t>(n)};
   if (gate_.limit()) {
-    // The token waits for the entry (see on_work).
-    gate_.reserve();
-    ask.reserved = true;
+    // The tokens wait for the entries (see on_work).
+    gate_.reserve(n);
+    ask.reserved = static_cast<uint32_t>(n);
   }
   link_.send(std::move(ask));
 }
@@ -284,7 +291,12 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     ++kept;
   }
   batch.resize(kept);
-  gate_.started(now, kept);
+  if (kept > 1 && gate_.limit()) {
+    gate_.hold(kept); // until the batch reports (batch_done)
+    slot->gated = static_cast<uint32_t>(kept);
+  } else {
+    gate_.started(now, kept);
+  }
   if (batch.empty()) {
     if (taker) {
       slot->asking = true;
@@ -364,7 +376,7 @@ void dispatcher::serve_askers() {
 }
 
 void dispatcher::prefetch() {
-  if (!tuning_.prefetch || gate_.limited())
+  if (!tuning_.prefetch || gate_.paused())
     return;
   // Enough for the next batch of every busy worker.
   auto limit = std::min(roster_.busy() * batch_size(false), max_ready);

@@ -40,7 +40,7 @@ size_t flow_gate::allowed(time_point now, size_t n) {
   if (!limit_)
     return n;
   expire(now);
-  auto used = spent_.size() + reserved_;
+  auto used = spent_.size() + reserved_ + held_;
   if (used >= limit_->starts)
     return 0;
   return static_cast<size_t>(
@@ -55,17 +55,23 @@ void flow_gate::started(time_point now, size_t n) {
     spent_.push_back(now);
 }
 
+void flow_gate::settle(time_point now, size_t n) {
+  n = std::min(n, held_);
+  held_ -= n;
+  started(now, n);
+}
+
 flow_gate::time_point flow_gate::next_start(time_point now) {
   if (paused_)
     return time_point::max();
   if (!limit_)
     return now;
   expire(now);
-  auto used = spent_.size() + reserved_;
+  auto used = spent_.size() + reserved_ + held_;
   if (used < limit_->starts)
     return now;
-  // Reserved tokens come back when their start (or release) happens; the
-  // oldest spent token comes back one period after it was spent.
+  // Reserved and held tokens come back when their starts (or release, or
+  // batch) happen; the oldest spent token one period after it was spent.
   if (spent_.empty())
     return now;
   return spent_.front() + limit_->per;

@@ -160,6 +160,7 @@ void shepherd_core::retire(worker_ref worker) {
 }
 
 void shepherd_core::done_holding(worker_ref worker, worker_slot& slot) {
+  disp_.batch_done(slot);
   if (slot.retiring && !disp_.may_take_ahead(worker)) {
     retire(worker);
     check_resized();
@@ -202,6 +203,7 @@ void shepherd_core::worker_lost(worker_ref worker, caf::error reason,
                                 bool counts_as_restart) {
   auto slot = roster_.get(worker);
   auto joined = slot->joined;
+  disp_.batch_done(*slot); // (no start of its batch comes later)
   auto held = std::move(slot->held);
   // The entry handed ahead: if it took it, it was running it (after those
   // held, unstarted); if still open, it goes back.

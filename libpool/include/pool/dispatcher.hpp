@@ -104,6 +104,10 @@ public:
   /// starts now (its timer too).
   void next_in_batch(worker_ref worker, worker_slot& slot);
 
+  /// The worker's batch ended (it reported, or it is gone): the tokens it
+  /// held count as spent now.
+  void batch_done(worker_slot& slot);
+
   /// Records the processing time of `jobs` jobs that took `elapsed`
   /// together (stats and batch sizing).
   void note_processing(caf::timespan elapsed, size_t jobs);

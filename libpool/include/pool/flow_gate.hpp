@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -72,20 +73,30 @@ public:
   /// `n` attempts started at `now` (each spends a token).
   void started(time_point now, size_t n);
 
-  /// Sets a token aside for a start that comes later (the entry is on its
-  /// way); `release` gives it back before that start.
-  void reserve() noexcept {
-    ++reserved_;
+  /// Sets `n` tokens aside for starts that come later (entries on their
+  /// way); `release` gives them back before those starts.
+  void reserve(size_t n = 1) noexcept {
+    reserved_ += n;
   }
 
-  void release() noexcept {
-    if (reserved_ > 0)
-      --reserved_;
+  void release(size_t n = 1) noexcept {
+    reserved_ -= std::min(n, reserved_);
   }
 
   size_t reserved() const noexcept {
     return reserved_;
   }
+
+  /// `n` attempts handed out together (a batch) start one after the other
+  /// at times the gate does not see: their tokens stay spent until
+  /// `settle` at the batch's end, and count as spent then (no start of the
+  /// batch was later), so each comes back one period after the batch
+  /// ended.
+  void hold(size_t n) noexcept {
+    held_ += n;
+  }
+
+  void settle(time_point now, size_t n);
 
   /// When the next token comes back, if none is free at `now`;
   /// `time_point::max()` while paused; `now` if one is free.
@@ -98,6 +109,7 @@ private:
   std::optional<start_rate> limit_;
   bool paused_ = false;
   size_t reserved_ = 0;
+  size_t held_ = 0;
   /// The starts of the last period, oldest first.
   std::deque<time_point> spent_;
 };

@@ -106,8 +106,8 @@ struct add_many {
 struct get {
   worker_ref worker;
   uint32_t wanted = 1;
-  /// A token of the flow gate waits for the answer (see `flow_gate`).
-  bool reserved = false;
+  /// Tokens of the flow gate waiting for the answer (see `flow_gate`).
+  uint32_t reserved = 0;
 };
 
 /// The queue's counts, to wake workers.

@@ -65,6 +65,9 @@ struct worker_slot {
   time_point slept_at;
   /// When the first attempt held started.
   time_point started;
+  /// Tokens of the flow gate its batch holds until it reports (see
+  /// `flow_gate::hold`).
+  uint32_t gated = 0;
   /// When the worker entered its current phase.
   time_point since;
 
