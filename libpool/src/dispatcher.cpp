@@ -39,46 +39,6 @@ void dispatcher::on_counts(const queue_counts& counts) {
   prefetch();
 }
 
-void dispatcher::wake_for_available() {
-  auto waiting = roster_.waiting();
-  auto unclaimed = available() > waiting ? available() - waiting : uint64_t{0};
-  auto n = std::min<uint64_t>(unclaimed, roster_.sleeping());
-  if (gate_.limited()) {
-    auto now = fx_.now();
-    n = gate_.allowed(now, static_cast<size_t>(n));
-    if (n < unclaimed && !gate_.paused()) {
-      // Work waits for a token: look again when the next one is back.
-      auto next = gate_.next_start(now);
-      if (next > now)
-        arm_due(next - now);
-    }
-  }
-  for (uint64_t i = 0; i < n; ++i)
-    wake_sleeper();
-}
-
-bool dispatcher::gate_open(worker_ref worker) {
-  if (!gate_.limited())
-    return true;
-  auto now = fx_.now();
-  if (gate_.allowed(now, 1) > 0)
-    return true;
-  auto next = gate_.next_start(now);
-  put_to_sleep(worker, next > now && next != caf::actor_clock::time_point::max()
-                           ? next - now
-                           : no_deadline);
-  return false;
-}
-
-void dispatcher::paused() {
-  if (auto back = withdraw_ahead())
-    ready_.push_front(std::move(*back));
-}
-
-void dispatcher::resumed() {
-  link_.send(exchange::count{});
-}
-
 bool dispatcher::wake_one() {
   if (roster_.sleeping() == 0)
     return false;
@@ -173,14 +133,6 @@ void dispatcher::next_in_batch(worker_ref worker, worker_slot& slot) {
       op != nullptr && op->phase == operation_phase::held)
     op->stamp = now;
   start_timer(slot.held.front(), worker);
-}
-
-void dispatcher::batch_done(worker_slot& slot) {
-  if (slot.gated == 0)
-    return;
-  gate_.settle(fx_.now(), slot.gated);
-  slot.gated = 0;
-  wake_for_available();
 }
 
 void dispatcher::note_processing(caf::timespan elapsed, size_t jobs) {
