@@ -304,4 +304,26 @@ void alternate(std::vector<target>& targets, size_t warmup, size_t n,
   }
 }
 
+std::vector<std::vector<double>> alternate_rates(std::vector<target>& targets,
+                                                 size_t n, size_t reps,
+                                                 csv_file& out) {
+  std::vector<std::vector<double>> rates(targets.size());
+  alternate(targets, n / 10, n, reps,
+            [&](size_t k, size_t rep, const window_result& res) {
+              auto rate = n / res.seconds;
+              rates[k].push_back(rate);
+              out.rowf("%s,%zu,%zu,%.6f,%.1f", targets[k].name.c_str(), rep, n,
+                       res.seconds, rate);
+            });
+  return rates;
+}
+
+spread ratio_spread(const std::vector<double>& xs,
+                    const std::vector<double>& base) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < xs.size() && i < base.size(); ++i)
+    ratios.push_back(xs[i] / base[i]);
+  return spread_of(std::move(ratios));
+}
+
 } // namespace bench

@@ -221,6 +221,18 @@ void alternate(std::vector<target>& targets, size_t warmup, size_t n,
                const std::function<void(size_t k, size_t rep,
                                         const window_result&)>& record);
 
+/// `alternate` with a warm-up of n / 10, keeping each target's rate (jobs
+/// per second) per round, in round order; writes a row
+/// `target,rep,jobs,seconds,ops_per_s` per run to `out`.
+std::vector<std::vector<double>> alternate_rates(std::vector<target>& targets,
+                                                 size_t n, size_t reps,
+                                                 csv_file& out);
+
+/// The ratios `xs[i] / base[i]` of rates measured in the same rounds (so
+/// that drifts of the machine cancel), as a spread.
+spread ratio_spread(const std::vector<double>& xs,
+                    const std::vector<double>& base);
+
 /// Issues `n` requests one at a time, waiting `gap` after each reply so the
 /// target is idle again, and returns each request's round-trip time in ns.
 /// Blocks the calling (non-actor) thread until done.

@@ -44,22 +44,12 @@ void run_flow(const settings& cfg) {
       pool_target(sys, "resumed", resumed, window),
   };
   csv_file out{cfg, "flow.csv", "target,rep,jobs,seconds,ops_per_s"};
-  std::vector<std::vector<double>> rates(targets.size());
-  alternate(targets, n / 10, n, reps,
-            [&](size_t k, size_t rep, const window_result& res) {
-              auto rate = n / res.seconds;
-              rates[k].push_back(rate);
-              out.rowf("%s,%zu,%zu,%.6f,%.1f", targets[k].name.c_str(), rep, n,
-                       res.seconds, rate);
-            });
+  auto rates = alternate_rates(targets, n, reps, out);
   auto p = spread_of(rates[0]);
   std::printf("  plain %.0f ops/s (%.0f-%.0f)\n", p.median, p.min, p.max);
   for (size_t k = 1; k < targets.size(); ++k) {
-    std::vector<double> ratios;
-    for (size_t rep = 0; rep < reps; ++rep)
-      ratios.push_back(rates[k][rep] / rates[0][rep]);
     auto s = spread_of(rates[k]);
-    auto r = spread_of(ratios);
+    auto r = ratio_spread(rates[k], rates[0]);
     std::printf("  %s %.0f ops/s (%.0f-%.0f); %s/plain %.3f (%.3f-%.3f) "
                 "over %zu rounds\n",
                 targets[k].name.c_str(), s.median, s.min, s.max,

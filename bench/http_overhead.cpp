@@ -64,21 +64,10 @@ void run_http(const settings& cfg) {
        }},
   };
   csv_file out{cfg, "http.csv", "target,rep,jobs,seconds,ops_per_s"};
-  std::vector<std::vector<double>> rates(targets.size());
-  alternate(targets, n / 10, n, reps,
-            [&](size_t k, size_t rep, const window_result& res) {
-              auto rate = n / res.seconds;
-              rates[k].push_back(rate);
-              out.rowf("%s,%zu,%zu,%.6f,%.1f", targets[k].name.c_str(), rep, n,
-                       res.seconds, rate);
-            });
-  // Per round: served / plain, so that drifts of the machine cancel.
-  std::vector<double> ratios;
-  for (size_t rep = 0; rep < reps; ++rep)
-    ratios.push_back(rates[1][rep] / rates[0][rep]);
+  auto rates = alternate_rates(targets, n, reps, out);
   auto p = spread_of(rates[0]);
   auto s = spread_of(rates[1]);
-  auto r = spread_of(ratios);
+  auto r = ratio_spread(rates[1], rates[0]); // served / plain
   std::printf("  plain %.0f ops/s (%.0f-%.0f), served %.0f ops/s (%.0f-%.0f); "
               "served/plain %.3f (%.3f-%.3f) over %zu rounds, %zu scrapes\n",
               p.median, p.min, p.max, s.median, s.min, s.max, r.median, r.min,

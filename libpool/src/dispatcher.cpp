@@ -8,12 +8,6 @@
 
 namespace pool {
 
-namespace {
-
-constexpr auto no_deadline = caf::timespan::max();
-
-} // namespace
-
 dispatch_host::~dispatch_host() = default;
 
 dispatcher::dispatcher(dispatch_tuning tuning,

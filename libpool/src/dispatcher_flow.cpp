@@ -9,12 +9,6 @@
 
 namespace pool {
 
-namespace {
-
-constexpr auto no_deadline = caf::timespan::max();
-
-} // namespace
-
 void dispatcher::wake_for_available() {
   auto waiting = roster_.waiting();
   auto unclaimed = available() > waiting ? available() - waiting : uint64_t{0};

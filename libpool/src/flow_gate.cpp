@@ -34,7 +34,7 @@ void flow_gate::expire(time_point now) {
     spent_.pop_front();
 }
 
-size_t flow_gate::allowed(time_point now, size_t n) {
+size_t flow_gate::allowed_limited(time_point now, size_t n) {
   if (paused_)
     return 0;
   if (!limit_)
@@ -47,9 +47,7 @@ size_t flow_gate::allowed(time_point now, size_t n) {
       std::min<uint64_t>(n, limit_->starts - used));
 }
 
-void flow_gate::started(time_point now, size_t n) {
-  if (!limit_)
-    return;
+void flow_gate::spend(time_point now, size_t n) {
   expire(now);
   for (size_t i = 0; i < n; ++i)
     spent_.push_back(now);
@@ -58,7 +56,8 @@ void flow_gate::started(time_point now, size_t n) {
 void flow_gate::settle(time_point now, size_t n) {
   n = std::min(n, held_);
   held_ -= n;
-  started(now, n);
+  if (limit_)
+    spend(now, n);
 }
 
 flow_gate::time_point flow_gate::next_start(time_point now) {

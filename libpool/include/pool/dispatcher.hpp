@@ -150,6 +150,10 @@ public:
 private:
   using record_batch = std::vector<work_record>;
 
+  /// A wait without end (`no_work` and `queue_counts` use it for "nothing
+  /// delayed").
+  static constexpr caf::timespan no_deadline = caf::timespan::max();
+
   /// Wakes the most recently slept worker to look for work.
   void wake_sleeper();
 

@@ -48,7 +48,8 @@ constexpr uint32_t event_bit(event_kind x) noexcept {
 /// Subscription masks.
 namespace event_mask {
 
-constexpr uint32_t all = 0x1FF;
+/// Every kind (`idle` is the last).
+constexpr uint32_t all = (event_bit(event_kind::idle) << 1) - 1;
 /// Outcomes of operations: completed and failed.
 constexpr uint32_t outcomes =
     event_bit(event_kind::completed) | event_bit(event_kind::failed);

@@ -68,10 +68,15 @@ public:
 
   /// How many of `n` attempts may start (or be reserved) at `now`. Time
   /// must not go back: asking forgets starts older than a period.
-  size_t allowed(time_point now, size_t n);
+  size_t allowed(time_point now, size_t n) {
+    return limited() ? allowed_limited(now, n) : n;
+  }
 
   /// `n` attempts started at `now` (each spends a token).
-  void started(time_point now, size_t n);
+  void started(time_point now, size_t n) {
+    if (limit_)
+      spend(now, n);
+  }
 
   /// Sets `n` tokens aside for starts that come later (entries on their
   /// way); `release` gives them back before those starts.
@@ -81,10 +86,6 @@ public:
 
   void release(size_t n = 1) noexcept {
     reserved_ -= std::min(n, reserved_);
-  }
-
-  size_t reserved() const noexcept {
-    return reserved_;
   }
 
   /// `n` attempts handed out together (a batch) start one after the other
@@ -103,6 +104,10 @@ public:
   time_point next_start(time_point now);
 
 private:
+  size_t allowed_limited(time_point now, size_t n);
+
+  void spend(time_point now, size_t n);
+
   /// Forgets starts older than one period.
   void expire(time_point now);
 

@@ -226,8 +226,7 @@ public:
   }
 
   /// At most `starts` attempts start in any window of length `per`
-  /// (retries count; docs/operations.md, "Rate limits"). A limited pool
-  /// hands out one entry at a time.
+  /// (retries count; docs/operations.md, "Flow control").
   pool_options& rate_limit(uint64_t starts, caf::timespan per) {
     admission_.rate_limit = start_rate{starts, per};
     return *this;

@@ -89,10 +89,6 @@ public:
 
   void resume();
 
-  bool paused() const noexcept {
-    return gate_.paused();
-  }
-
   /// Answers `promise` once every submit that arrived before it has
   /// ended (the pool keeps running).
   void wait_idle(caf::response_promise promise);
