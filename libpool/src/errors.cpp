@@ -7,6 +7,7 @@
 #include <caf/sec.hpp>
 #include <caf/type_nr.hpp>
 
+#include "pool/duration_text.hpp"
 #include "pool/work_record.hpp"
 
 namespace pool {
@@ -61,6 +62,10 @@ std::string to_string(pool_errc x) {
       return "lease_lost";
     case pool_errc::key_taken:
       return "key_taken";
+    case pool_errc::discarded:
+      return "discarded";
+    case pool_errc::snoozed:
+      return "snoozed";
   }
   return "pool_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }
@@ -119,6 +124,8 @@ std::string render_context(const caf::message& context) {
         result += "; ";
         result += to_string(x);
       }
+    } else if (context.match_element<caf::timespan>(i)) {
+      result += duration_text(context.get_as<caf::timespan>(i));
     } else if (context.match_element<uint64_t>(i) && i == 0) {
       result += "op#" + std::to_string(context.get_as<uint64_t>(i));
     } else {

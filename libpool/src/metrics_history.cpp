@@ -70,6 +70,7 @@ json stats_json(const pool_stats& x) {
               {"parked", x.parked},
               {"cancelled", x.cancelled},
               {"retried", x.retried},
+              {"snoozed", x.snoozed},
               {"timed_out", x.timed_out},
               {"stale_replies", x.stale_replies},
               {"worker_restarts", x.worker_restarts},

@@ -1,9 +1,12 @@
 // The way out: status replies, retries, final outcomes, cancellation, drain.
 #include "pool/shepherd_core.hpp"
 
+#include <algorithm>
+
 #include <caf/make_message.hpp>
 
 #include "pool/duration_text.hpp"
+#include "pool/job_control.hpp"
 #include "pool/type_ids.hpp"
 
 namespace pool {
@@ -123,7 +126,23 @@ void shepherd_core::attempt_failed(const attempt_id& id, caf::error reason) {
   if (durable_)
     record(caf::make_message(queue_msg::note_v, id.operation, history.back()),
            false);
-  if (auto due = sup_.retry_at(id.attempt, op->policy, t)) {
+  auto& reason_now = history.back().reason;
+  if (auto snooze = snooze_delay(reason_now)) {
+    // Runs again later as if this attempt had not happened: the next
+    // attempt number (stale replies stay told apart), no attempt used up.
+    ++mon_.counters().snoozed;
+    disp_.requeue(attempt_id{id.operation, id.attempt + 1}, t + *snooze);
+    return;
+  }
+  // Snoozed attempts count neither against max_attempts nor for backoff.
+  auto snoozes = static_cast<uint32_t>(
+      std::count_if(history.begin(), history.end(), [](const auto& x) {
+        return is(x.reason, pool_errc::snoozed);
+      }));
+  auto failed = id.attempt > snoozes ? id.attempt - snoozes : uint32_t{1};
+  auto due = is_discard(reason_now) ? std::nullopt
+                                    : sup_.retry_at(failed, op->policy, t);
+  if (due) {
     ++mon_.counters().retried;
     if (fx_.wants(event_kind::retried))
       fx_.publish({event_kind::retried,

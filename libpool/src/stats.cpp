@@ -10,7 +10,7 @@ std::string to_string(const pool_stats& x) {
       "sleeping={} joined={} available={} available_high={} delayed={} "
       "submitted={} "
       "completed={} failed={} rejected={} parked={} cancelled={} retried={} "
-      "timed_out={} "
+      "snoozed={} timed_out={} "
       "stale_replies={} worker_restarts={} queue_restarts={} "
       "abandoned={} backlog_alarm={} alarms_raised={} overload_warnings={} "
       "waiting_high={} direct_handouts={} batches={} batched={} handed_ahead={} taken_ahead={} adopted={} leases_lost={} released={} "
@@ -18,7 +18,7 @@ std::string to_string(const pool_stats& x) {
       x.configured, x.workers, x.busy, x.busy_high, x.waiting, x.sleeping,
       x.joined, x.available, x.available_high, x.delayed, x.submitted,
       x.completed, x.failed, x.rejected, x.parked, x.cancelled, x.retried,
-      x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
+      x.snoozed, x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
       x.abandoned, x.backlog_alarm, x.alarms_raised, x.overload_warnings,
       x.waiting_high, x.direct_handouts, x.batches, x.batched, x.handed_ahead, x.taken_ahead,
       x.adopted, x.leases_lost, x.released, to_string(x.queue_wait),
@@ -54,6 +54,7 @@ std::string summary(const pool_stats& x) {
       line += fmt::format(", {} {}", n, what);
   };
   extra(x.retried, "retried");
+  extra(x.snoozed, "snoozed");
   extra(x.timed_out, "timed out");
   extra(x.worker_restarts + x.queue_restarts, "restarts");
   extra(x.rejected, "rejected");

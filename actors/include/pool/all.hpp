@@ -8,6 +8,7 @@
 #include "pool/duration_text.hpp"
 #include "pool/errors.hpp"
 #include "pool/events.hpp"
+#include "pool/job_control.hpp"
 #include "pool/log.hpp"
 #include "pool/memory_store.hpp"
 #include "pool/options.hpp"

@@ -19,6 +19,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "pool/errors.hpp"
+#include "pool/job_control.hpp"
 #include "pool/protocol.hpp"
 #include "pool/spread.hpp"
 
@@ -148,6 +149,10 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
     }
   } catch (resource_broken&) {
     throw; // The worker stops; see worker_actor.
+  } catch (discard_job& ex) {
+    return discard(ex.what());
+  } catch (snooze_job& ex) {
+    return snooze(ex.delay());
   } catch (std::exception& ex) {
     return caf::make_error(pool_errc::job_failed, std::string{"exception"},
                            std::string{ex.what()});
@@ -204,6 +209,7 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         self->send(shepherd, status_reply_atom_v, took);
     };
     try {
+      job_scope scope{record}; // current_job() while it runs
       auto result = run_job<Traits>(*fn, record.payload);
       ran();
       return result;

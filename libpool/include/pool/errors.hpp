@@ -89,6 +89,13 @@ enum class pool_errc : uint8_t {
   /// shared queue (added by another store in the meantime): use that one.
   /// Context: (key, the other operation's id as uint64_t).
   key_taken = 23,
+  /// The job discarded its operation (`pool::discard_job`, `pool::discard`):
+  /// no retry. Context: (why). Ends the history of an `operation_failed`.
+  discarded = 24,
+  /// The job snoozed its operation (`pool::snooze_job`, `pool::snooze`): it
+  /// runs again after the delay without using up an attempt. Context:
+  /// (caf::timespan delay). Kept in the history; never a final outcome.
+  snoozed = 25,
 };
 
 /// Thrown by a job to say that its worker's resource (a connection, a

@@ -88,6 +88,8 @@ struct pool_stats {
   uint64_t cancelled = 0;
   /// Attempts that failed and were enqueued again.
   uint64_t retried = 0;
+  /// Attempts whose job snoozed its operation (`pool::snooze_job`).
+  uint64_t snoozed = 0;
   /// Attempts that ran past `attempt_timeout`.
   uint64_t timed_out = 0;
   /// Status replies dropped because their attempt was no longer awaited.
@@ -132,8 +134,8 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
   return f(caf::meta::type_name("pool::pool_stats"), x.configured, x.workers,
            x.busy, x.busy_high, x.waiting, x.sleeping, x.joined, x.available,
            x.available_high, x.delayed, x.submitted, x.completed, x.failed,
-           x.rejected, x.parked, x.cancelled, x.retried, x.timed_out,
-           x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
+           x.rejected, x.parked, x.cancelled, x.retried, x.snoozed,
+           x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
            x.waiting_high, x.direct_handouts, x.batches, x.batched,
            x.handed_ahead, x.taken_ahead, x.queue_wait, x.processing,

@@ -46,11 +46,16 @@ struct work_record {
   attempt_id id;
   /// The operation's input, exactly as the caller submitted it.
   caf::message payload;
+  /// How long this attempt may run before the shepherd gives up on it (its
+  /// attempt timeout); 0 for no limit. Set when handed to a worker, which
+  /// shows it to the job (`current_job()`).
+  caf::timespan budget{0};
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, work_record& x) {
-  return f(caf::meta::type_name("pool::work_record"), x.id, x.payload);
+  return f(caf::meta::type_name("pool::work_record"), x.id, x.payload,
+           x.budget);
 }
 
 /// What a worker reports for one attempt of a batch: the result, or
