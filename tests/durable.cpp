@@ -290,10 +290,10 @@ TEST_CASE_FIXTURE(durable_fixture,
   run();
   frozen = "pool.worker";
   // Long unique keys (stored with each operation) fill 64 KiB quickly.
-  auto padding = std::string(4096, 'x');
+  auto padding = std::string(1000, 'x'); // (keys are at most 1024 bytes)
   size_t accepted = 0;
   caf::error refused;
-  for (int i = 0; i < 64 && !refused; ++i) {
+  for (int i = 0; i < 256 && !refused; ++i) {
     auto answer =
         self->request(*pool, caf::infinite, pool::enqueue_unique_atom_v,
                       padding + std::to_string(i), i);

@@ -229,6 +229,10 @@ private:
   bool terminating_ = false;
 };
 
+/// The longest unique key: keys are stored and indexed with every
+/// operation of a durable store.
+constexpr size_t max_key_size = 1024;
+
 caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
   // Submits carry payloads of the pool's input type, which the type-erased
   // shepherd cannot name in a handler signature: they arrive here.
@@ -247,12 +251,21 @@ caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
     if (tag == submit_atom::value || tag == enqueue_atom::value) {
       sub.tracked = tag == enqueue_atom::value;
       sub.payload = payload(1);
-    } else if (tag == enqueue_unique_atom::value && content.size() >= 2 &&
-               content.match_element<std::string>(1)) {
+    } else if ((tag == enqueue_unique_atom::value ||
+                tag == enqueue_once_atom::value) &&
+               content.size() >= 2 && content.match_element<std::string>(1)) {
       sub.key = content.get_as<std::string>(1);
+      if (tag == enqueue_once_atom::value)
+        sub.window = std::chrono::hours{24 * 365 * 100}; // (no overflow)
       if (sub.key.empty())
         return caf::make_error(pool_errc::invalid_option, std::string{"key"},
                                std::string{"must not be empty"});
+      if (sub.key.size() > max_key_size)
+        return caf::make_error(pool_errc::invalid_option, std::string{"key"},
+                               "must be at most " +
+                                   std::to_string(max_key_size) +
+                                   " bytes (got " +
+                                   std::to_string(sub.key.size()) + ")");
       sub.tracked = true;
       sub.payload = payload(2);
     } else if (tag == submit_after_atom::value && content.size() >= 2 &&

@@ -140,10 +140,10 @@ void shepherd_core::submit_unique(submission sub) {
     sub.counted = true;
   }
   auto key = sub.key;
+  auto window = sub.window.value_or(opts_.unique_window());
   adm_.start_lookup(std::move(sub));
-  link_.send(
-      exchange::find_key{key, caf::make_message(queue_msg::find_key_v, key,
-                                                opts_.unique_window())});
+  link_.send(exchange::find_key{
+      key, caf::make_message(queue_msg::find_key_v, key, window)});
 }
 
 void shepherd_core::on_key_found(uint64_t found) {

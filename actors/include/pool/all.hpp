@@ -5,6 +5,7 @@
 
 #include "pool/config_options.hpp"
 #include "pool/configure.hpp"
+#include "pool/cron.hpp"
 #include "pool/duration_text.hpp"
 #include "pool/errors.hpp"
 #include "pool/events.hpp"
@@ -12,6 +13,7 @@
 #include "pool/log.hpp"
 #include "pool/memory_store.hpp"
 #include "pool/options.hpp"
+#include "pool/periodic.hpp"
 #include "pool/protocol.hpp"
 #include "pool/queue.hpp"
 #include "pool/shepherd.hpp"

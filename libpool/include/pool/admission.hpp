@@ -30,6 +30,9 @@ struct submission {
   caf::response_promise promise;
   /// Unique key; empty for none.
   std::string key;
+  /// How long a finished operation's key still counts; none for the pool's
+  /// `unique_window` (`enq_once`: forever).
+  std::optional<caf::timespan> window;
   operation_policy policy;
   /// Counted in `submitted` already (it was parked or looked up first).
   bool counted = false;

@@ -131,5 +131,11 @@ CAF_ADD_ATOM(pool, pool, resume_atom, "resume")
 /// before it has ended (the pool keeps running; later submits do not hold
 /// the answer up).
 CAF_ADD_ATOM(pool, pool, wait_idle_atom, "wait_idle")
+/// `(enq_once, std::string key, In...)`: as `enq_unique`, but a finished
+/// operation with `key` counts however long ago it finished (while the
+/// store keeps it: `retention`). Periodic operations use it per tick.
+CAF_ADD_ATOM(pool, pool, enqueue_once_atom, "enq_once")
+/// A periodic actor's timer (from itself only).
+CAF_ADD_ATOM(pool, pool, cron_tick_atom, "cron_tick")
 
 CAF_END_TYPE_ID_BLOCK(pool)
