@@ -1,8 +1,10 @@
 #pragma once
 
-// A store that makes its queue actor crash: before delegating a call to an
-// in-memory store it may throw, which kills the queue actor between two
-// changes, as a crash at a random moment would. Nothing is half-done.
+// Stores for tests built on the in-memory store: `memory_backed_store`
+// passes the queue's calls on to one (override what a test changes), and
+// `faulty_store` makes its queue actor crash: before delegating a call it
+// may throw, which kills the queue actor between two changes, as a crash
+// at a random moment would. Nothing is half-done.
 
 #include <functional>
 #include <memory>
@@ -12,21 +14,13 @@
 
 namespace pool::test {
 
-class faulty_store final : public work_store {
+class memory_backed_store : public work_store {
 public:
-  /// `crash(call)` decides, for the n-th call (from 1), whether to throw.
-  explicit faulty_store(std::function<bool(uint64_t)> crash)
-      : crash_(std::move(crash)) {
-    // nop
-  }
-
   caf::error push(work_record x, time_point due, time_point now) override {
-    maybe_crash();
     return inner_.push(std::move(x), due, now);
   }
 
   std::optional<work_record> pop_due(time_point now) override {
-    maybe_crash();
     return inner_.pop_due(now);
   }
 
@@ -46,6 +40,28 @@ public:
     return inner_.delayed(now);
   }
 
+private:
+  memory_store inner_;
+};
+
+class faulty_store final : public memory_backed_store {
+public:
+  /// `crash(call)` decides, for the n-th call (from 1), whether to throw.
+  explicit faulty_store(std::function<bool(uint64_t)> crash)
+      : crash_(std::move(crash)) {
+    // nop
+  }
+
+  caf::error push(work_record x, time_point due, time_point now) override {
+    maybe_crash();
+    return memory_backed_store::push(std::move(x), due, now);
+  }
+
+  std::optional<work_record> pop_due(time_point now) override {
+    maybe_crash();
+    return memory_backed_store::pop_due(now);
+  }
+
   uint64_t crashes() const {
     return crashes_;
   }
@@ -59,7 +75,6 @@ private:
   }
 
   std::function<bool(uint64_t)> crash_;
-  memory_store inner_;
   uint64_t calls_ = 0;
   uint64_t crashes_ = 0;
 };

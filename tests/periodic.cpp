@@ -10,6 +10,7 @@
 #include <date/date.h>
 
 #include "deterministic.hpp"
+#include "faulty_store.hpp"
 #include "sqlite_files.hpp"
 
 using namespace std::chrono;
@@ -73,7 +74,7 @@ struct periodic_fixture : deterministic {
 /// A durable store in memory that keeps finished operations' keys with
 /// their finish time and answers `find_key` by its window, as SQLite and
 /// PostgreSQL do: a tick's key is there however long ago it finished.
-class key_store final : public pool::work_store {
+class key_store final : public pool::test::memory_backed_store {
 public:
   caf::error push(pool::work_record x, time_point due,
                   time_point now) override {
@@ -81,22 +82,7 @@ public:
       keys_[i->second] = {x.id.operation, std::nullopt};
       pending_.erase(i);
     }
-    return inner_.push(std::move(x), due, now);
-  }
-  std::optional<pool::work_record> pop_due(time_point now) override {
-    return inner_.pop_due(now);
-  }
-  std::optional<time_point> next_due(time_point now) override {
-    return inner_.next_due(now);
-  }
-  size_t remove(uint64_t operation) override {
-    return inner_.remove(operation);
-  }
-  size_t available(time_point now) override {
-    return inner_.available(now);
-  }
-  size_t delayed(time_point now) override {
-    return inner_.delayed(now);
+    return memory_backed_store::push(std::move(x), due, now);
   }
   bool durable() const noexcept override {
     return true;
@@ -127,7 +113,6 @@ public:
   }
 
 private:
-  pool::memory_store inner_;
   std::map<uint64_t, std::string> pending_;
   std::map<std::string, std::pair<uint64_t, std::optional<time_point>>> keys_;
 };

@@ -3,6 +3,7 @@
 #include "pool/periodic.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
@@ -19,7 +20,15 @@ using sys_time = std::chrono::system_clock::time_point;
 
 struct periodic_state {
   static inline const char* name = "pool.periodic";
+  caf::actor pool;
+  periodic_spec spec;
+  std::optional<cron_schedule> schedule;
+  caf::message input;
+  /// The tick the timer is armed for (none: the schedule has no more).
+  std::optional<sys_time> next;
 };
+
+using periodic_self = caf::stateful_actor<periodic_state>*;
 
 /// The unique key of one tick.
 std::string tick_key(const std::string& name, sys_time tick) {
@@ -29,60 +38,69 @@ std::string tick_key(const std::string& name, sys_time tick) {
   return "cron:" + name + ":" + std::to_string(secs);
 }
 
-caf::behavior periodic_actor(caf::stateful_actor<periodic_state>* self,
-                             caf::actor pool, periodic_spec spec,
-                             cron_schedule schedule, caf::message input) {
-  self->monitor(pool);
+void warn(periodic_self self, const std::string& text) {
+  try {
+    self->state.spec.log(log_level::warning,
+                         "periodic " + self->state.spec.name, text);
+  } catch (...) {
+    // A failing log hook must not stop the schedule.
+  }
+}
+
+/// Arms the timer for `tick`; the timer names it, so an older one that
+/// fires later is told apart.
+void arm(periodic_self self, std::optional<sys_time> tick) {
+  auto& st = self->state;
+  st.next = tick;
+  if (!tick)
+    return;
+  auto wait = std::chrono::duration_cast<caf::timespan>(*tick -
+                                                        st.spec.clock());
+  self->delayed_send(self, std::max(wait, caf::timespan::zero()),
+                     cron_tick_atom_v, tick->time_since_epoch().count());
+}
+
+void on_tick(periodic_self self, int64_t armed) {
+  auto& st = self->state;
+  if (self->current_sender() != self->ctrl() || !st.next ||
+      st.next->time_since_epoch().count() != armed)
+    return; // not the timer that counts now
+  auto tick = *st.next;
+  auto now = st.spec.clock();
+  if (now < tick) {
+    arm(self, tick); // woke early (the wall clock was set back)
+    return;
+  }
+  auto key = tick_key(st.spec.name, tick);
+  self
+      ->request(st.pool, caf::infinite,
+                caf::make_message(enqueue_once_atom_v, key) + st.input)
+      .then([](uint64_t) {},
+            [self, key](caf::error& err) {
+              // key_taken: another process of a shared queue added this
+              // tick at the same moment; it runs there.
+              if (!is(err, pool_errc::key_taken))
+                warn(self, "the tick " + key + " was refused: " +
+                               describe(err));
+            });
+  arm(self, st.schedule->next_after(std::max(tick, now)));
+}
+
+caf::behavior periodic_actor(periodic_self self, caf::actor pool,
+                             periodic_spec spec, cron_schedule schedule,
+                             caf::message input) {
+  auto& st = self->state;
+  st.pool = std::move(pool);
+  st.spec = std::move(spec);
+  st.schedule = std::move(schedule);
+  st.input = std::move(input);
+  self->monitor(st.pool);
   self->set_down_handler([self](caf::down_msg& msg) {
     self->quit(msg.reason); // the pool stopped: no more ticks
   });
-  auto clock = spec.clock;
-  auto log = spec.log;
-  auto name = spec.name;
-  auto warn = [log, name](const std::string& text) {
-    try {
-      log(log_level::warning, "periodic " + name, text);
-    } catch (...) {
-      // A failing log hook must not stop the schedule.
-    }
-  };
-  // The tick the timer is armed for (none: the schedule has no more).
-  auto next = std::make_shared<std::optional<sys_time>>();
-  auto arm = [self, clock, next](std::optional<sys_time> tick) {
-    *next = tick;
-    if (!tick)
-      return;
-    auto wait = std::max(std::chrono::duration_cast<caf::timespan>(*tick -
-                                                                   clock()),
-                         caf::timespan::zero());
-    self->delayed_send(self, wait, cron_tick_atom_v, tick->time_since_epoch().count());
-  };
-  arm(schedule.next_after(clock()));
+  arm(self, st.schedule->next_after(st.spec.clock()));
   return {
-      [=](cron_tick_atom, int64_t armed) {
-        if (self->current_sender() != self->ctrl() || !*next ||
-            next->value().time_since_epoch().count() != armed)
-          return; // not the timer that counts now
-        auto tick = **next;
-        auto now = clock();
-        if (now < tick) {
-          arm(tick); // woke early (the wall clock was set back)
-          return;
-        }
-        auto key = tick_key(name, tick);
-        self
-            ->request(pool, caf::infinite,
-                      caf::make_message(enqueue_once_atom_v, key) + input)
-            .then([](uint64_t) {},
-                  [warn, key](caf::error& err) {
-                    // key_taken: another process of a shared queue added
-                    // this tick at the same moment; it runs there.
-                    if (!is(err, pool_errc::key_taken))
-                      warn("the tick " + key + " was refused: " +
-                           describe(err));
-                  });
-        arm(schedule.next_after(std::max(tick, now)));
-      },
+      [self](cron_tick_atom, int64_t armed) { on_tick(self, armed); },
       // The outcomes of the ticks' operations: the pool logs failures.
       [](op_done_atom, uint64_t, caf::message&) {},
       [](op_failed_atom, uint64_t, caf::error&) {},

@@ -233,6 +233,11 @@ private:
 /// operation of a durable store.
 constexpr size_t max_key_size = 1024;
 
+/// How long an `enq_once` key counts after its operation finished: for
+/// ever, as far as a store keeps it (a finite span: store clocks subtract
+/// it from the time now).
+constexpr caf::timespan once_window = std::chrono::hours{24 * 365 * 100};
+
 caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
   // Submits carry payloads of the pool's input type, which the type-erased
   // shepherd cannot name in a handler signature: they arrive here.
@@ -256,7 +261,7 @@ caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
                content.size() >= 2 && content.match_element<std::string>(1)) {
       sub.key = content.get_as<std::string>(1);
       if (tag == enqueue_once_atom::value)
-        sub.window = std::chrono::hours{24 * 365 * 100}; // (no overflow)
+        sub.window = once_window;
       if (sub.key.empty())
         return caf::make_error(pool_errc::invalid_option, std::string{"key"},
                                std::string{"must not be empty"});

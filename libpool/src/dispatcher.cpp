@@ -232,6 +232,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     }
     mon_.queue_wait().record(now - op->stamp);
     table_.hold(record.id.operation, worker, now);
+    record.budget = budget(); // (shown to the job: current_job())
     if (kept != i)
       batch[kept] = std::move(record);
     ++kept;
@@ -258,9 +259,6 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     slot->held.push_back(record.id);
   roster_.set_phase(worker, worker_phase::working, now);
   start_timer(batch.front().id, worker);
-  if (timeout_)
-    for (auto& record : batch)
-      record.budget = *timeout_; // (shown to the job: current_job())
   if (batch.size() == 1) {
     fx_.to_worker(
         *slot, caf::make_message(work_to_do_atom_v, std::move(batch.front())));
@@ -374,8 +372,7 @@ void dispatcher::hand_ahead() {
     }
     // Still waiting until a worker takes it (see took_ahead).
     table_.offer(record.id.operation);
-    if (timeout_)
-      record.budget = *timeout_;
+    record.budget = budget();
     ahead_ = ahead_offer{record.id, claim_ticket{}, std::move(to)};
     ++mon_.counters().handed_ahead;
     for (auto ref : ahead_->to)

@@ -202,16 +202,19 @@ void shepherd_core::resume() {
 
 void shepherd_core::wait_idle(caf::response_promise promise) {
   waits_.wait(std::move(promise));
-  for (auto& done : waits_.take_done())
-    fx_.deliver(done, caf::make_message());
+  answer_waits();
 }
 
 void shepherd_core::left(uint64_t intake) {
   auto idle = waits_.leave(intake);
-  for (auto& done : waits_.take_done())
-    fx_.deliver(done, caf::make_message());
+  answer_waits();
   if (idle && fx_.wants(event_kind::idle))
     fx_.publish({event_kind::idle, 0, 0, 0, {}, {}});
+}
+
+void shepherd_core::answer_waits() {
+  for (auto& done : waits_.take_done())
+    fx_.deliver(done, caf::make_message());
 }
 
 } // namespace pool

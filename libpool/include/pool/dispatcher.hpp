@@ -165,6 +165,11 @@ private:
   /// to sleep until it may (the due timer wakes it).
   bool gate_open(worker_ref worker);
 
+  /// How long an attempt may run (`work_record::budget`): the timeout.
+  caf::timespan budget() const noexcept {
+    return timeout_.value_or(caf::timespan{0});
+  }
+
   bool own(const worker_slot& slot) const noexcept {
     return !slot.joined;
   }

@@ -292,6 +292,9 @@ private:
   /// completes, and tells subscribers when the pool went idle.
   void left(uint64_t intake);
 
+  /// Answers the waits that `idle_waits` completed.
+  void answer_waits();
+
   pool_options opts_;
   bool durable_;
   /// Other shepherds share the store's queue (`work_store::shared`).
