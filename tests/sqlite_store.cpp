@@ -498,10 +498,67 @@ TEST_CASE("a store file of another schema version is refused" *
   fx.open();
   {
     connection raw{fx.file()};
-    raw.exec("PRAGMA user_version = 2");
+    raw.exec("PRAGMA user_version = 3");
   }
   check_fails(fx.try_open(), pool::pool_errc::store_incompatible,
-              "schema version 2");
+              "schema version 3");
+}
+
+TEST_CASE("a version 1 file is migrated at open, its operations kept, and "
+          "operations keep their options across a reopen" *
+          doctest::timeout(30)) {
+  fixture fx;
+  {
+    auto store = fx.open();
+    REQUIRE(!store->push(entry(1), t0, t0));
+    REQUIRE(!store->commit());
+  }
+  {
+    // What a build of schema version 1 wrote: no options column.
+    connection raw{fx.file()};
+    raw.exec("ALTER TABLE operations DROP COLUMN options; "
+             "UPDATE meta SET value = '1' WHERE name = 'schema_version'; "
+             "PRAGMA user_version = 1");
+  }
+  {
+    auto store = fx.open();
+    auto adopted = store->unfinished();
+    REQUIRE(adopted.size() == 1);
+    CHECK(adopted[0].id == 1);
+    CHECK(adopted[0].options.priority() == 0);
+    // Operations with options (priority 7, a key, 4 attempts, a timeout).
+    auto opts = pool::job_options{}
+                    .priority(7)
+                    .concurrency_key("tenant-a")
+                    .max_attempts(4)
+                    .attempt_timeout(3s);
+    REQUIRE(!store->set_options(2, opts));
+    auto second = entry(2);
+    second.priority = 7;
+    second.concurrency_key = "tenant-a";
+    REQUIRE(!store->push(std::move(second), t0, t0));
+    REQUIRE(!store->commit());
+  }
+  {
+    connection raw{fx.file()};
+    CHECK(raw.query("PRAGMA user_version") == 2);
+  }
+  auto store = fx.open();
+  auto adopted = store->unfinished();
+  REQUIRE(adopted.size() == 2);
+  auto& second = adopted[0].id == 2 ? adopted[0] : adopted[1];
+  CHECK(second.options.priority() == 7);
+  CHECK(second.options.concurrency_key() == "tenant-a");
+  CHECK(second.options.max_attempts() == 4);
+  CHECK(second.options.attempt_timeout() == caf::timespan{3s});
+  // The restored queue orders by priority: op 2 (priority 7) comes first,
+  // with its key.
+  auto first = store->pop_due(t0 + 1s);
+  REQUIRE(first);
+  CHECK(first->id.operation == 2);
+  CHECK(first->priority == 7);
+  CHECK(first->concurrency_key == "tenant-a");
+  CHECK(store->lookup(2)->options.max_attempts() == 4);
 }
 
 TEST_CASE("another program's SQLite database is refused and left alone" *

@@ -3,7 +3,9 @@
 // it is due; restored entries keep their stored order.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "pool/timed_queue.hpp"
@@ -126,4 +128,89 @@ TEST_CASE("clear drops every entry and keeps counting sequence numbers" *
   CHECK(!q.pop_due(t0 + 1s));
   CHECK(!q.next_due(t0));
   CHECK(q.push(entry(3), t0, t0) == 2);
+}
+
+// -- priorities, turns between keys, aging ------------------------------------
+
+namespace {
+
+work_record entry_with(uint64_t id, int32_t priority, std::string key = {}) {
+  auto x = entry(id);
+  x.priority = priority;
+  x.concurrency_key = std::move(key);
+  return x;
+}
+
+} // namespace
+
+TEST_CASE("higher priorities come out first, FIFO within a priority" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  q.push(entry_with(1, 0), t0, t0);
+  q.push(entry_with(2, 5), t0, t0);
+  q.push(entry_with(3, 0), t0, t0);
+  q.push(entry_with(4, 9), t0, t0);
+  q.push(entry_with(5, 5), t0, t0);
+  // A delayed high priority entry waits for its due time, then goes first.
+  q.push(entry_with(6, 9), t0 + 5s, t0);
+  CHECK(q.available(t0) == 5);
+  CHECK(q.pop_due(t0)->id.operation == 4);
+  CHECK(q.pop_due(t0)->id.operation == 2);
+  CHECK(drain(q, t0 + 5s) == std::vector<uint64_t>{6, 5, 1, 3});
+  CHECK(q.size() == 0);
+}
+
+TEST_CASE("the keys of a priority take turns, FIFO within a key" *
+          doctest::timeout(10)) {
+  timed_queue q;
+  // A key with many entries, then two keys with one each, then entries
+  // without a key (one more turn).
+  for (uint64_t i = 1; i <= 5; ++i)
+    q.push(entry_with(i, 0, "big"), t0, t0);
+  q.push(entry_with(6, 0, "small"), t0, t0);
+  q.push(entry_with(7, 0), t0, t0);
+  q.push(entry_with(8, 0), t0, t0);
+  q.push(entry_with(9, 0, "tiny"), t0, t0);
+  CHECK(drain(q, t0) == std::vector<uint64_t>{1, 6, 7, 9, 2, 8, 3, 4, 5});
+}
+
+TEST_CASE("remove keeps the turns of the other keys" * doctest::timeout(10)) {
+  timed_queue q;
+  q.push(entry_with(1, 0, "a"), t0, t0);
+  q.push(entry_with(2, 0, "b"), t0, t0);
+  q.push(entry_with(3, 0, "c"), t0, t0);
+  q.push(entry_with(4, 3, "b"), t0, t0);
+  CHECK(q.remove(2) == 1);
+  CHECK(q.remove(4) == 1);
+  CHECK(q.available(t0) == 2);
+  CHECK(drain(q, t0) == std::vector<uint64_t>{1, 3});
+}
+
+TEST_CASE("with aging, a waiting low priority entry overtakes new high ones" *
+          doctest::timeout(10)) {
+  timed_queue strict;
+  timed_queue aged;
+  aged.set_aging(10s);
+  for (auto* q : {&strict, &aged}) {
+    q->push(entry_with(1, 0), t0, t0);
+    // Priority 3 work keeps arriving every second.
+    for (uint64_t i = 0; i < 60; ++i)
+      q->push(entry_with(100 + i, 3), t0 + std::chrono::seconds(i), t0);
+  }
+  // Strict: entry 1 waits while any priority 3 entry is due.
+  auto order = [](timed_queue& q) {
+    std::vector<uint64_t> taken;
+    for (int s = 0; s < 60; ++s)
+      if (auto x = q.pop_due(t0 + std::chrono::seconds(s)))
+        taken.push_back(x->id.operation);
+    return taken;
+  };
+  auto strict_order = order(strict);
+  CHECK(std::find(strict_order.begin(), strict_order.end(), 1)
+        == strict_order.end());
+  // Aged: after 3 steps of 10 s, it is level 3; at 40 s it is above 3.
+  auto aged_order = order(aged);
+  auto at = std::find(aged_order.begin(), aged_order.end(), 1);
+  REQUIRE(at != aged_order.end());
+  CHECK(at - aged_order.begin() == 40);
 }

@@ -128,7 +128,8 @@ void flush(queue_self self) {
 }
 
 caf::result<caf::message> add(queue_self self, work_record& record,
-                              caf::timespan delay, std::string* key) {
+                              caf::timespan delay, std::string* key,
+                              job_options* opts = nullptr) {
   auto& store = *self->state.store;
   auto now = self->clock().now();
   if (delay < caf::timespan::zero())
@@ -136,6 +137,9 @@ caf::result<caf::message> add(queue_self self, work_record& record,
   auto id = record.id;
   if (key != nullptr && !key->empty())
     if (auto err = store.set_key(id.operation, std::move(*key)))
+      return refuse(self, std::move(err));
+  if (opts != nullptr)
+    if (auto err = store.set_options(id.operation, std::move(*opts)))
       return refuse(self, std::move(err));
   if (auto err = store.push(std::move(record), now + delay, now))
     return refuse(self, std::move(err));
@@ -297,6 +301,10 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       },
       [self](add_work_atom, work_record& record, caf::timespan delay,
              std::string& key) { return add(self, record, delay, &key); },
+      [self](add_work_atom, work_record& record, caf::timespan delay,
+             std::string& key, job_options& opts) {
+        return add(self, record, delay, &key, &opts);
+      },
       [self](add_work_atom, std::vector<work_record>& records) {
         return add_all(self, records);
       },

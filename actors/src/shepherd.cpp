@@ -229,14 +229,28 @@ private:
   bool terminating_ = false;
 };
 
-/// The longest unique key: keys are stored and indexed with every
-/// operation of a durable store.
-constexpr size_t max_key_size = 1024;
-
 /// How long an `enq_once` key counts after its operation finished: for
 /// ever, as far as a store keeps it (a finite span: store clocks subtract
 /// it from the time now).
 constexpr caf::timespan once_window = std::chrono::hours{24 * 365 * 100};
+
+/// Reads the options of a `sub_with` or `enq_with` into `sub`.
+caf::error take_options(submission& sub, const job_options& opts,
+                        bool tracked) {
+  if (auto err = opts.validate())
+    return err;
+  if (!tracked && !opts.unique_key().empty())
+    return caf::make_error(pool_errc::invalid_option,
+                           std::string{"unique_key"},
+                           std::string{"needs enq_with (the answer is the "
+                                       "id of the operation with that key)"});
+  sub.tracked = tracked;
+  sub.key = opts.unique_key();
+  sub.delay = opts.delay();
+  sub.policy = policy_of(opts);
+  sub.concurrency_key = opts.concurrency_key();
+  return caf::none;
+}
 
 caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
   // Submits carry payloads of the pool's input type, which the type-erased
@@ -265,13 +279,19 @@ caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
       if (sub.key.empty())
         return caf::make_error(pool_errc::invalid_option, std::string{"key"},
                                std::string{"must not be empty"});
-      if (sub.key.size() > max_key_size)
+      // (Keys are stored and indexed with every operation of a durable
+      // store.)
+      if (auto err = job_options{}.unique_key(sub.key).validate())
         return caf::make_error(pool_errc::invalid_option, std::string{"key"},
-                               "must be at most " +
-                                   std::to_string(max_key_size) +
-                                   " bytes (got " +
-                                   std::to_string(sub.key.size()) + ")");
+                               err.context().get_as<std::string>(1));
       sub.tracked = true;
+      sub.payload = payload(2);
+    } else if ((tag == submit_with_atom::value ||
+                tag == enqueue_with_atom::value) &&
+               content.size() >= 2 && content.match_element<job_options>(1)) {
+      if (auto err = take_options(sub, content.get_as<job_options>(1),
+                                  tag == enqueue_with_atom::value))
+        return err;
       sub.payload = payload(2);
     } else if (tag == submit_after_atom::value && content.size() >= 2 &&
                content.match_element<caf::timespan>(1)) {

@@ -70,7 +70,7 @@ bool dispatcher::hand_out_directly(uint64_t id, operation& op) {
   slot->asking = true;
   ++mon_.counters().direct_handouts;
   record_batch batch;
-  batch.push_back(work_record{attempt_id{id, op.attempt}, op.payload});
+  batch.push_back(table_.record_of(attempt_id{id, op.attempt}, op));
   dispatch(worker, std::move(batch));
   return true;
 }
@@ -217,6 +217,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
   // What the gate lets start now; the rest goes back, due now.
   auto may = taker ? gate_.allowed(now, batch.size()) : size_t{0};
   size_t kept = 0;
+  bool timed = false;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& record = batch[i];
     auto op = table_.current(record.id);
@@ -232,7 +233,8 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     }
     mon_.queue_wait().record(now - op->stamp);
     table_.hold(record.id.operation, worker, now);
-    record.budget = budget(); // (shown to the job: current_job())
+    record.budget = budget(*op); // (shown to the job: current_job())
+    timed = timed || record.budget != caf::timespan::zero();
     if (kept != i)
       batch[kept] = std::move(record);
     ++kept;
@@ -268,7 +270,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     // With a timeout, each attempt reports as it finishes (its timer starts
     // when the one before it reported); else the batch reports once.
     fx_.to_worker(*slot, caf::make_message(work_to_do_atom_v, std::move(batch),
-                                           timeout_.has_value()));
+                                           timed));
   }
   host_.room_changed();
   hand_ahead();
@@ -339,8 +341,11 @@ void dispatcher::prefetch() {
 }
 
 void dispatcher::start_timer(const attempt_id& id, worker_ref worker) {
-  if (timeout_)
-    fx_.schedule(*timeout_, timer_event{timer_kind::attempt, id, worker});
+  auto op = table_.current(id);
+  if (op == nullptr)
+    return;
+  if (auto limit = budget(*op); limit != caf::timespan::zero())
+    fx_.schedule(limit, timer_event{timer_kind::attempt, id, worker});
 }
 
 // -- hand-ahead ---------------------------------------------------------------
@@ -372,7 +377,7 @@ void dispatcher::hand_ahead() {
     }
     // Still waiting until a worker takes it (see took_ahead).
     table_.offer(record.id.operation);
-    record.budget = budget();
+    record.budget = budget(*op);
     ahead_ = ahead_offer{record.id, claim_ticket{}, std::move(to)};
     ++mon_.counters().handed_ahead;
     for (auto ref : ahead_->to)
@@ -432,7 +437,7 @@ std::optional<work_record> dispatcher::withdraw_ahead() {
   if (op == nullptr)
     return std::nullopt;
   table_.withdraw(id.operation);
-  return work_record{id, op->payload};
+  return table_.record_of(id, *op);
 }
 
 // -- lifecycle hooks ----------------------------------------------------------

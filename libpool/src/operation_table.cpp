@@ -151,6 +151,36 @@ uint64_t operation_table::find_key(const std::string& key) const {
   return i != keys_.end() ? i->second : 0;
 }
 
+work_record operation_table::record_of(const attempt_id& id,
+                                       const operation& op) {
+  work_record result{id, op.payload};
+  result.priority = op.policy.priority;
+  if (auto extras = find_extras(id.operation))
+    result.concurrency_key = extras->concurrency_key;
+  return result;
+}
+
+std::optional<job_options> operation_table::options_of(uint64_t id,
+                                                       const operation& op) {
+  auto& key = concurrency_key(id);
+  auto& policy = op.policy;
+  if (policy.max_attempts == 0 && policy.priority == 0 &&
+      policy.attempt_timeout == caf::timespan::zero() && key.empty())
+    return std::nullopt;
+  job_options result;
+  result.max_attempts(policy.max_attempts)
+      .priority(policy.priority)
+      .attempt_timeout(policy.attempt_timeout)
+      .concurrency_key(key);
+  return result;
+}
+
+const std::string& operation_table::concurrency_key(uint64_t id) {
+  static const std::string none;
+  auto extras = find_extras(id);
+  return extras != nullptr ? extras->concurrency_key : none;
+}
+
 void operation_table::set_key(uint64_t id, std::string key) {
   keys_[key] = id;
   extras_of(id).key = std::move(key);

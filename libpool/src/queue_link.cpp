@@ -27,7 +27,7 @@ queue_link::queue_link(operation_table& table, shepherd_effects& fx)
 
 void queue_link::add(exchange::add x, time_point now) {
   x.due_now = x.due <= now;
-  if (x.due_now && x.key.empty() && !x.ack && adds_pending_ > 0 &&
+  if (x.due_now && x.key.empty() && !x.ack && !x.options && adds_pending_ > 0 &&
       group_adds_) {
     grouped_.push_back(x.id);
     return;
@@ -55,8 +55,11 @@ void queue_link::transmit(pending_exchange x) {
               return false;
             }
             auto delay = ex.due > now ? ex.due - now : caf::timespan::zero();
-            work_record record{ex.id, op->payload};
-            if (ex.key.empty())
+            auto record = table_.record_of(ex.id, *op);
+            if (auto opts = table_.options_of(ex.id.operation, *op))
+              fx_.to_queue(caf::make_message(add_work_atom_v, std::move(record),
+                                             delay, ex.key, std::move(*opts)));
+            else if (ex.key.empty())
               fx_.to_queue(
                   caf::make_message(add_work_atom_v, std::move(record), delay));
             else
@@ -74,7 +77,7 @@ void queue_link::transmit(pending_exchange x) {
             auto live = ex.ids.begin();
             for (auto& id : ex.ids) {
               if (auto op = table_.current(id)) {
-                records.push_back(work_record{id, op->payload});
+                records.push_back(table_.record_of(id, *op));
                 *live++ = id;
               }
             }

@@ -111,15 +111,18 @@ uint64_t shepherd_core::accept(submission sub) {
     fx_.watch_caller(sub.sender->address(), true);
   if (!sub.key.empty())
     table_.set_key(id, sub.key);
+  if (!sub.concurrency_key.empty())
+    table_.extras_of(id).concurrency_key = std::move(sub.concurrency_key);
   auto& entry = *table_.find(id);
   if (sub.delay == caf::timespan::zero() && sub.key.empty() && !ack &&
       disp_.hand_out_directly(id, entry)) {
     note_waiting();
     return id;
   }
-  link_.add(exchange::add{attempt_id{id, 1}, entry.stamp, std::move(sub.key),
-                          std::move(ack), false},
-            t);
+  exchange::add add{attempt_id{id, 1}, entry.stamp, std::move(sub.key),
+                    std::move(ack), false};
+  add.options = table_.options_of(id, entry).has_value();
+  link_.add(std::move(add), t);
   note_waiting();
   return id;
 }

@@ -236,8 +236,12 @@ void shepherd_core::on_attempt_timeout(const attempt_id& id,
     abandoned_.emplace(slot->key, slot->handle);
     fx_.stop_worker(worker_handle{slot->handle, slot->key}, true);
   }
-  auto reason = caf::make_error(pool_errc::timed_out,
-                                duration_text(*opts_.attempt_timeout()));
+  auto op = table_.current(id);
+  auto limit = op != nullptr && op->policy.attempt_timeout
+                                    != caf::timespan::zero()
+                 ? op->policy.attempt_timeout
+                 : opts_.attempt_timeout().value_or(caf::timespan{0});
+  auto reason = caf::make_error(pool_errc::timed_out, duration_text(limit));
   if (slot->joined) {
     // A joined worker is told: its attempt is withdrawn and it leaves the
     // pool (it belongs to someone else, who may join it again).

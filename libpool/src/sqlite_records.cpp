@@ -37,6 +37,12 @@ caf::error sqlite_store::set_key(uint64_t operation, std::string key) {
   }
 }
 
+caf::error sqlite_store::set_options(uint64_t operation, job_options opts) {
+  // (Only a first push carries options: no row to update.)
+  pending_options_[operation] = std::move(opts);
+  return caf::none;
+}
+
 std::optional<uint64_t> sqlite_store::find_key(const std::string& key,
                                                time_point now,
                                                caf::timespan window) {
@@ -164,6 +170,8 @@ std::optional<operation_record> sqlite_store::lookup_impl(uint64_t operation) {
       ok = !detail::load_column(sys_, stmt, 3, x.result);
     if (ok && sqlite3_column_type(stmt, 4) != SQLITE_NULL)
       ok = !detail::load_column(sys_, stmt, 4, x.error);
+    if (ok && sqlite3_column_type(stmt, 6) != SQLITE_NULL)
+      ok = !detail::load_column(sys_, stmt, 6, x.options);
     if (ok)
       result = std::move(x);
   }

@@ -13,7 +13,7 @@ namespace pool::detail {
 
 namespace {
 
-// Schema version 1. Times are wall-clock nanoseconds since the Unix epoch;
+// Schema version 2 (1 without `options`). Times are wall-clock nanoseconds since the Unix epoch;
 // `state` holds `operation_state` values.
 constexpr const char* schema_sql = R"sql(
 CREATE TABLE meta (
@@ -30,7 +30,8 @@ CREATE TABLE operations (
   result BLOB,
   error BLOB,
   key TEXT,
-  finished INTEGER
+  finished INTEGER,
+  options BLOB
 );
 CREATE INDEX operations_unfinished ON operations (state) WHERE state <= 1;
 CREATE INDEX operations_key ON operations (key) WHERE key IS NOT NULL;
@@ -41,6 +42,14 @@ CREATE TABLE failures (
   reason BLOB NOT NULL
 );
 CREATE INDEX failures_operation ON failures (operation);
+)sql";
+
+// Version 1 to 2: the options of each operation (`job_options`), NULL for
+// the pool's.
+constexpr const char* migrate_v2_sql = R"sql(
+ALTER TABLE operations ADD COLUMN options BLOB;
+UPDATE meta SET value = '2' WHERE name = 'schema_version';
+PRAGMA user_version = 2;
 )sql";
 
 // For retention: created by the first store with retention that opens a
@@ -55,12 +64,12 @@ constexpr const char* statement_sql[] = {
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK",
-    "INSERT INTO operations (id, state, attempt, due, seq, payload, key) "
-    "VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6) "
+    "INSERT INTO operations (id, state, attempt, due, seq, payload, key, "
+    "options) VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6, ?7) "
     "ON CONFLICT (id) DO UPDATE SET state = 0, attempt = excluded.attempt, "
     "due = excluded.due, seq = excluded.seq, payload = excluded.payload, "
     "key = coalesce(excluded.key, key), result = NULL, error = NULL, "
-    "finished = NULL",
+    "finished = NULL, options = coalesce(excluded.options, options)",
     "UPDATE operations SET state = 1 WHERE id = ?1 AND state = 0",
     "UPDATE operations SET state = 4, finished = ?2 WHERE id = ?1 AND "
     "state <= 1",
@@ -69,10 +78,10 @@ constexpr const char* statement_sql[] = {
     "INSERT INTO failures (operation, attempt, after_submit, reason) "
     "VALUES (?1, ?2, ?3, ?4)",
     "UPDATE operations SET key = ?2 WHERE id = ?1",
-    "SELECT id, state, attempt, due, seq, payload, key FROM operations "
-    "WHERE state <= 1 AND state <= ?1",
-    "SELECT state, attempt, payload, result, error, key FROM operations "
-    "WHERE id = ?1",
+    "SELECT id, state, attempt, due, seq, payload, key, options FROM "
+    "operations WHERE state <= 1 AND state <= ?1",
+    "SELECT state, attempt, payload, result, error, key, options FROM "
+    "operations WHERE id = ?1",
     "SELECT attempt, after_submit, reason FROM failures WHERE operation = ?1 "
     "ORDER BY rowid",
     "SELECT id FROM operations WHERE key = ?1 AND (state <= 1 OR "
@@ -99,9 +108,9 @@ auto read_int(int64_t& out) {
 
 } // namespace
 
-caf::error check_compatible(sqlite_db& db, bool& fresh) {
+caf::error check_compatible(sqlite_db& db, bool& fresh, int64_t& version) {
   int64_t app = 0;
-  int64_t version = 0;
+  version = 0;
   int64_t objects = 0;
   if (auto rc = db.query_first("PRAGMA application_id", read_int(app));
       rc != SQLITE_OK)
@@ -124,11 +133,11 @@ caf::error check_compatible(sqlite_db& db, bool& fresh) {
                     "user_version {}, {} schema objects), not a pool store; "
                     "give the store a file of its own",
                     static_cast<uint32_t>(app), version, objects));
-  if (version != sqlite_store::schema_version)
+  if (version < 1 || version > sqlite_store::schema_version)
     return caf::make_error(
         pool_errc::store_incompatible, db.path(),
         fmt::format("a pool store of schema version {}; this build reads "
-                    "version {} only: open it with a matching build",
+                    "versions 1 to {}: open it with a matching build",
                     version, sqlite_store::schema_version));
   return caf::none;
 }
@@ -225,6 +234,12 @@ caf::error check_meta(sqlite_db& db) {
                     app, version, sqlite_store::application,
                     sqlite_store::schema_version));
   return caf::none;
+}
+
+caf::error migrate_schema(sqlite_db& db, int64_t version) {
+  if (version >= 2)
+    return caf::none;
+  return db.exec(migrate_v2_sql, "migrating the schema to version 2");
 }
 
 caf::error add_retention_index(sqlite_db& db) {

@@ -15,12 +15,16 @@ const char* statement_text(sql s);
 /// Refuses a file that is not a store of this schema version, without
 /// writing anything. Sets `fresh` for an empty file that still needs its
 /// schema.
-caf::error check_compatible(sqlite_db& db, bool& fresh);
+caf::error check_compatible(sqlite_db& db, bool& fresh, int64_t& version);
 
 /// Sets the journal mode, the synchronous level and the size limit and,
 /// for an existing file with `verify_on_open`, checks its integrity.
 caf::error configure_file(sqlite_db& db, const sqlite_options& opts,
                           bool fresh);
+
+/// Migrates the schema of a file of `version` to the current one (inside
+/// the caller's transaction); nothing for a current file.
+caf::error migrate_schema(sqlite_db& db, int64_t version);
 
 /// Creates the schema in a fresh file (inside the caller's transaction).
 caf::error create_schema(sqlite_db& db);

@@ -75,7 +75,8 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
   // Look before writing anything, the sidecar included: never touch
   // another program's file.
   bool fresh = false;
-  if (auto err = detail::check_compatible(db, fresh))
+  int64_t version = 0;
+  if (auto err = detail::check_compatible(db, fresh, version))
     return err;
   // Reading is safe beside an owner; everything from here on writes.
   if (auto err = owner_->acquire(path_))
@@ -86,7 +87,10 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
   // recovery of running operations.
   if (auto err = db.exec("BEGIN IMMEDIATE", "starting a transaction"))
     return err;
-  auto err = fresh ? detail::create_schema(db) : detail::check_meta(db);
+  auto err = fresh ? detail::create_schema(db)
+                   : detail::migrate_schema(db, version);
+  if (!err && !fresh)
+    err = detail::check_meta(db);
   if (!err && retention_)
     err = detail::add_retention_index(db);
   if (!err)
@@ -177,9 +181,21 @@ caf::error sqlite_store::load_queue(bool at_open) {
                       id, describe(load_err)));
       break;
     }
-    // Entries already due move to the ready FIFO at the first call that
-    // knows the time, in (due, seq) order.
-    queue_.restore(work_record{attempt_id{id, attempt}, payload}, due, seq);
+    job_options opts;
+    if (sqlite3_column_type(stmt, 7) != SQLITE_NULL)
+      if (auto load_err = detail::load_column(sys_, stmt, 7, opts)) {
+        err = caf::make_error(pool_errc::store_failed, path_,
+                              fmt::format("cannot read the options of op#{}: "
+                                          "{}",
+                                          id, describe(load_err)));
+        break;
+      }
+    // Entries already due move to their band at the first call that knows
+    // the time, in (due, seq) order.
+    work_record entry{attempt_id{id, attempt}, payload};
+    entry.priority = opts.priority();
+    entry.concurrency_key = opts.concurrency_key();
+    queue_.restore(std::move(entry), due, seq);
     ++queued_[id];
     if (at_open) {
       operation_record x;
@@ -188,6 +204,7 @@ caf::error sqlite_store::load_queue(bool at_open) {
       x.attempt = attempt;
       x.payload = std::move(payload);
       x.key = detail::column_text(stmt, 6);
+      x.options = std::move(opts);
       x.due = due;
       unfinished_.push_back(std::move(x));
     }
@@ -228,16 +245,28 @@ caf::error sqlite_store::push(work_record x, time_point due, time_point now) {
       key_value = key->second;
     // A due time in the past is stored as `now`: the order by (due, seq)
     // then equals the FIFO order of the in-memory queue.
+    auto opts = pending_options_.find(operation);
+    sql_value opts_value = nullptr;
+    if (opts != pending_options_.end()) {
+      std::vector<char> bytes;
+      if (auto err = detail::save(sys_, opts->second, bytes))
+        return caf::make_error(pool_errc::store_failed, path_,
+                               what + ": cannot serialize its options: "
+                                   + describe(err));
+      opts_value = std::move(bytes);
+    }
     auto seq = queue_.next_seq();
     change c{sql::upsert,
              {as_int64(operation), int64_t{x.id.attempt},
               detail::to_wall(std::max(due, now), wall_offset_), as_int64(seq),
-              std::move(payload), std::move(key_value)},
+              std::move(payload), std::move(key_value), std::move(opts_value)},
              0};
     if (auto err = group_->write(std::move(c), what, x.id))
       return err;
     if (key != pending_keys_.end())
       pending_keys_.erase(key);
+    if (opts != pending_options_.end())
+      pending_options_.erase(opts);
     // One row per operation: a retry replaces the queued entry, if any.
     drop(operation);
     last_id_ = std::max(last_id_, operation);
@@ -327,6 +356,7 @@ caf::error sqlite_store::commit() {
 void sqlite_store::discard() {
   try {
     pending_keys_.clear();
+    pending_options_.clear();
     group_->discard();
   } catch (...) {
     static_cast<void>(on_exception());

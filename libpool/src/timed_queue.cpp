@@ -4,21 +4,103 @@
 
 namespace pool {
 
+// -- band ---------------------------------------------------------------------
+
+void timed_queue::band::push(ready_entry x) {
+  ++size;
+  auto& key = x.record.concurrency_key;
+  if (key.empty()) {
+    if (plain.empty())
+      turns.emplace_back();
+    plain.push_back(std::move(x));
+    return;
+  }
+  auto& to = lanes[key];
+  if (to.empty())
+    turns.push_back(key);
+  to.push_back(std::move(x));
+}
+
+const timed_queue::ready_entry& timed_queue::band::next() const {
+  auto& key = turns.front();
+  return key.empty() ? plain.front() : lanes.find(key)->second.front();
+}
+
+timed_queue::ready_entry timed_queue::band::pop() {
+  --size;
+  auto& key = turns.front();
+  if (key.empty()) {
+    auto result = std::move(plain.front());
+    plain.pop_front();
+    if (plain.empty()) {
+      turns.pop_front();
+    } else if (turns.size() > 1) {
+      turns.pop_front();
+      turns.emplace_back(); // (Its next turn comes after the other keys'.)
+    }
+    return result;
+  }
+  auto i = lanes.find(key);
+  auto result = std::move(i->second.front());
+  i->second.pop_front();
+  auto name = std::move(turns.front());
+  turns.pop_front();
+  if (i->second.empty())
+    lanes.erase(i);
+  else
+    turns.push_back(std::move(name));
+  return result;
+}
+
+size_t timed_queue::band::remove(uint64_t operation) {
+  auto of = [operation](const ready_entry& x) {
+    return x.record.id.operation == operation;
+  };
+  auto erase = [&](lane& from) {
+    auto i = std::remove_if(from.begin(), from.end(), of);
+    auto n = static_cast<size_t>(from.end() - i);
+    from.erase(i, from.end());
+    return n;
+  };
+  size_t removed = erase(plain);
+  for (auto i = lanes.begin(); i != lanes.end();) {
+    removed += erase(i->second);
+    i = i->second.empty() ? lanes.erase(i) : std::next(i);
+  }
+  if (removed > 0) {
+    size -= removed;
+    turns.erase(std::remove_if(turns.begin(), turns.end(),
+                               [this](const std::string& key) {
+                                 return key.empty() ? plain.empty()
+                                                    : lanes.count(key) == 0;
+                               }),
+                turns.end());
+  }
+  return removed;
+}
+
+// -- timed_queue --------------------------------------------------------------
+
 void timed_queue::promote(time_point now) {
   while (!delayed_.empty() && delayed_.front().due <= now) {
     std::pop_heap(delayed_.begin(), delayed_.end(), later{});
-    ready_.push_back(std::move(delayed_.back().record));
+    auto& x = delayed_.back();
+    auto priority = x.record.priority;
+    bands_[priority].push(ready_entry{x.due, std::move(x.record)});
+    ++ready_;
     delayed_.pop_back();
   }
 }
 
 uint64_t timed_queue::push(work_record x, time_point due, time_point now) {
   // Promote first so that entries that fell due earlier stay ahead of this
-  // one: the FIFO remains ordered by due time.
+  // one: each band remains ordered by due time.
   promote(now);
   auto seq = seq_++;
   if (due <= now) {
-    ready_.push_back(std::move(x));
+    auto priority = x.priority;
+    bands_[priority].push(ready_entry{now, std::move(x)});
+    ++ready_;
   } else {
     delayed_.push_back(delayed_entry{due, seq, std::move(x)});
     std::push_heap(delayed_.begin(), delayed_.end(), later{});
@@ -34,13 +116,42 @@ void timed_queue::restore(work_record x, time_point due, uint64_t seq) {
   seq_ = std::max(seq_, seq + 1);
 }
 
+std::map<int32_t, timed_queue::band, std::greater<>>::iterator
+timed_queue::next_band(time_point now) {
+  // (Only band 0 stays when empty: most queues use no other, and keeping
+  // it saves allocations each time the queue runs empty.)
+  auto best = bands_.begin();
+  while (best->second.size == 0)
+    ++best;
+  if (!aging_ || bands_.size() < 2)
+    return best;
+  // Each band competes with its entry next in turn, raised by its wait.
+  auto step = aging_->count();
+  auto level = [&](const auto& kvp) {
+    auto waited = (now - kvp.second.next().since).count();
+    return static_cast<int64_t>(kvp.first)
+           + (waited > 0 ? waited / step : int64_t{0});
+  };
+  auto best_level = level(*best);
+  for (auto i = std::next(best); i != bands_.end(); ++i)
+    if (auto x = i->second.size > 0 ? level(*i) : best_level;
+        x > best_level) {
+      best = i;
+      best_level = x;
+    }
+  return best;
+}
+
 std::optional<work_record> timed_queue::pop_due(time_point now) {
   promote(now);
-  if (ready_.empty())
+  if (ready_ == 0)
     return std::nullopt;
-  auto result = std::move(ready_.front());
-  ready_.pop_front();
-  return result;
+  auto i = next_band(now);
+  auto result = i->second.pop();
+  if (i->second.size == 0 && i->first != 0)
+    bands_.erase(i);
+  --ready_;
+  return std::move(result.record);
 }
 
 std::optional<timed_queue::time_point> timed_queue::next_due(time_point now) {
@@ -52,11 +163,10 @@ std::optional<timed_queue::time_point> timed_queue::next_due(time_point now) {
 
 size_t timed_queue::remove(uint64_t operation) {
   auto before = size();
-  ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
-                              [operation](const work_record& x) {
-                                return x.id.operation == operation;
-                              }),
-               ready_.end());
+  for (auto i = bands_.begin(); i != bands_.end();) {
+    ready_ -= i->second.remove(operation);
+    i = i->second.size == 0 && i->first != 0 ? bands_.erase(i) : std::next(i);
+  }
   auto removed_delayed = std::remove_if(
       delayed_.begin(), delayed_.end(), [operation](const delayed_entry& x) {
         return x.record.id.operation == operation;
@@ -70,7 +180,7 @@ size_t timed_queue::remove(uint64_t operation) {
 
 size_t timed_queue::available(time_point now) {
   promote(now);
-  return ready_.size();
+  return ready_;
 }
 
 size_t timed_queue::delayed(time_point now) {
@@ -79,7 +189,8 @@ size_t timed_queue::delayed(time_point now) {
 }
 
 void timed_queue::clear() noexcept {
-  ready_.clear();
+  bands_.clear();
+  ready_ = 0;
   delayed_.clear();
 }
 

@@ -34,6 +34,8 @@ struct submission {
   /// `unique_window` (`enq_once`: forever).
   std::optional<caf::timespan> window;
   operation_policy policy;
+  /// Concurrency key (`job_options`); empty for none.
+  std::string concurrency_key;
   /// Counted in `submitted` already (it was parked or looked up first).
   bool counted = false;
   /// Its number in arrival order (`idle_waits`).

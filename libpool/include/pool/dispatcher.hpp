@@ -165,9 +165,12 @@ private:
   /// to sleep until it may (the due timer wakes it).
   bool gate_open(worker_ref worker);
 
-  /// How long an attempt may run (`work_record::budget`): the timeout.
-  caf::timespan budget() const noexcept {
-    return timeout_.value_or(caf::timespan{0});
+  /// How long an attempt of `op` may run (`work_record::budget`): its own
+  /// attempt timeout, else the pool's; 0 for no limit.
+  caf::timespan budget(const operation& op) const noexcept {
+    return op.policy.attempt_timeout != caf::timespan::zero()
+             ? op.policy.attempt_timeout
+             : timeout_.value_or(caf::timespan{0});
   }
 
   bool own(const worker_slot& slot) const noexcept {

@@ -9,6 +9,7 @@
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include "pool/job_options.hpp"
 #include "pool/work_record.hpp"
 
 namespace pool {
@@ -54,6 +55,8 @@ struct operation_record {
   std::vector<attempt_failure> history;
   /// The unique key (`work_store::set_key`); empty for none.
   std::string key;
+  /// The options it was submitted with (`work_store::set_options`).
+  job_options options;
   /// For `work_store::unfinished`: when its entry is due, on the actor clock
   /// (a restarted shepherd counts it as delayed until then). Local only:
   /// neither stored nor sent.
@@ -63,7 +66,7 @@ struct operation_record {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, operation_record& x) {
   return f(caf::meta::type_name("pool::operation_record"), x.id, x.state,
-           x.attempt, x.payload, x.result, x.error, x.history, x.key);
+           x.attempt, x.payload, x.result, x.error, x.history, x.key, x.options);
 }
 
 } // namespace pool

@@ -14,6 +14,7 @@
 #include <caf/message_id.hpp>
 #include <caf/response_promise.hpp>
 
+#include "pool/job_options.hpp"
 #include "pool/work_record.hpp"
 #include "pool/worker_roster.hpp"
 
@@ -37,7 +38,17 @@ struct reply_to {
 struct operation_policy {
   /// Attempts in total; 0 = the pool's `max_attempts`.
   uint32_t max_attempts = 0;
+  /// Higher runs first (`job_options::priority`).
+  int32_t priority = 0;
+  /// How long one attempt may run; 0 = the pool's `attempt_timeout`.
+  caf::timespan attempt_timeout{0};
 };
+
+/// The policy part of submit options.
+inline operation_policy policy_of(const job_options& x) noexcept {
+  return operation_policy{x.max_attempts(), x.priority(),
+                          x.attempt_timeout()};
+}
 
 /// Where an accepted operation stands.
 enum class operation_phase : uint8_t {
@@ -90,6 +101,8 @@ struct operation_extras {
   std::vector<attempt_failure> history;
   /// Unique key (`enq_unique`); empty for none.
   std::string key;
+  /// Concurrency key (`job_options::concurrency_key`); empty for none.
+  std::string concurrency_key;
   /// The calling actor, watched only with `skip_orphaned`.
   caf::actor_addr caller;
   bool watched = false;
@@ -213,6 +226,17 @@ public:
     auto i = extras_.find(id);
     return i != extras_.end() ? &i->second : nullptr;
   }
+
+  /// The queue entry of attempt `id` of `op`: its payload, priority and
+  /// concurrency key.
+  work_record record_of(const attempt_id& id, const operation& op);
+
+  /// The options `op` was submitted with that a durable store keeps (its
+  /// policy and concurrency key); none when all are the pool's.
+  std::optional<job_options> options_of(uint64_t id, const operation& op);
+
+  /// The operation's concurrency key; empty for none.
+  const std::string& concurrency_key(uint64_t id);
 
   /// The pending operation with unique key `key`, or 0.
   uint64_t find_key(const std::string& key) const;

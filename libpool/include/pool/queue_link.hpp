@@ -94,6 +94,8 @@ struct add {
   std::optional<caf::response_promise> ack;
   /// Sent due now (counted in the adds that hold grouped entries back).
   bool due_now = false;
+  /// Submitted with options a durable store keeps (never grouped).
+  bool options = false;
 };
 
 /// Several entries due now, in order; one counts answer.

@@ -149,8 +149,9 @@ public:
   /// `PRAGMA application_id` of a store file: "CAFP".
   static constexpr int32_t application_id = 0x43414650;
 
-  /// The schema version this build reads and writes.
-  static constexpr int32_t schema_version = 1;
+  /// The schema version this build writes; it reads version 1 too and
+  /// migrates such a file when it opens it (2 added per-operation options).
+  static constexpr int32_t schema_version = 2;
 
   /// Opens or creates the store at `path` and takes ownership of it.
   /// Running operations of the previous run are made due again
@@ -218,6 +219,8 @@ public:
   std::vector<attempt_id> lost_pushes() const override;
 
   caf::error set_key(uint64_t operation, std::string key) override;
+
+  caf::error set_options(uint64_t operation, job_options opts) override;
 
   std::optional<uint64_t> find_key(const std::string& key, time_point now,
                                    caf::timespan window) override;
@@ -291,6 +294,8 @@ private:
 
   /// Keys set for operations that have no row yet.
   std::unordered_map<uint64_t, std::string> pending_keys_;
+  /// Options for the next push of each operation (`set_options`).
+  std::unordered_map<uint64_t, job_options> pending_options_;
   std::vector<operation_record> unfinished_;
 };
 

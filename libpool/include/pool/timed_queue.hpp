@@ -3,7 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <caf/actor_clock.hpp>
@@ -13,9 +17,15 @@
 namespace pool {
 
 /// The in-memory queue of a store: entries become available at their due
-/// time and come out in order of (due time, insertion sequence), never
-/// before they are due. Due entries sit in a FIFO; delayed ones in a binary
-/// heap ordered by (due, seq) that moves them to the FIFO once due.
+/// time, never before, and come out by priority (higher first; see
+/// `work_record::priority`), in order of (due time, insertion sequence)
+/// within a priority. Within a priority, entries with a concurrency key
+/// take turns by key (round-robin; the entries without a key are one more
+/// turn), FIFO within each key. With `set_aging(step)`, an entry gains one
+/// level of priority per `step` it has been due (it is compared by the
+/// entry next in turn of each priority), so that no priority starves.
+/// Due entries sit in one band per priority; delayed ones in a binary heap
+/// ordered by (due, seq) that moves them to their band once due.
 ///
 /// Shared by `memory_store` (it is the whole store) and `sqlite_store` (it
 /// mirrors the file's queue, so reads never touch the file). Plain value,
@@ -52,7 +62,7 @@ public:
 
   /// Number of entries, due or not.
   size_t size() const noexcept {
-    return ready_.size() + delayed_.size();
+    return ready_ + delayed_.size();
   }
 
   /// Drops every entry; sequence numbers keep counting.
@@ -63,7 +73,36 @@ public:
     return seq_;
   }
 
+  /// Lets waiting entries gain one priority level per `step` they have been
+  /// due; none (the default) for strict priorities. `step` must be > 0.
+  void set_aging(std::optional<caf::timespan> step) noexcept {
+    aging_ = step;
+  }
+
 private:
+  struct ready_entry {
+    /// When it fell due (for aging).
+    time_point since;
+    work_record record;
+  };
+
+  using lane = std::deque<ready_entry>;
+
+  /// The due entries of one priority: a FIFO per concurrency key (`plain`
+  /// for none) and the keys in turn order (the empty key for `plain`).
+  struct band {
+    lane plain;
+    std::unordered_map<std::string, lane> lanes;
+    std::deque<std::string> turns;
+    size_t size = 0;
+
+    void push(ready_entry x);
+    ready_entry pop();
+    /// The entry `pop` would return.
+    const ready_entry& next() const;
+    size_t remove(uint64_t operation);
+  };
+
   struct delayed_entry {
     time_point due;
     uint64_t seq;
@@ -81,9 +120,15 @@ private:
   /// Moves every delayed entry due at `now` to the FIFO, in order.
   void promote(time_point now);
 
-  std::deque<work_record> ready_;
+  /// The band whose entry goes next at `now`.
+  std::map<int32_t, band, std::greater<>>::iterator next_band(time_point now);
+
+  /// Due entries by priority, highest first; no empty band but band 0.
+  std::map<int32_t, band, std::greater<>> bands_;
+  size_t ready_ = 0;
   std::vector<delayed_entry> delayed_;
   uint64_t seq_ = 0;
+  std::optional<caf::timespan> aging_;
 };
 
 } // namespace pool

@@ -9,6 +9,7 @@
 #include <caf/type_id.hpp>
 
 #include "pool/events.hpp"
+#include "pool/job_options.hpp"
 #include "pool/metrics.hpp"
 #include "pool/operation_record.hpp"
 #include "pool/stats.hpp"
@@ -137,5 +138,16 @@ CAF_ADD_ATOM(pool, pool, wait_idle_atom, "wait_idle")
 CAF_ADD_ATOM(pool, pool, enqueue_once_atom, "enq_once")
 /// A periodic actor's timer (from itself only).
 CAF_ADD_ATOM(pool, pool, cron_tick_atom, "cron_tick")
+
+// -- options per submit (added last: earlier ids stay as they were) --------
+
+CAF_ADD_TYPE_ID(pool, (pool::job_options))
+/// `(sub_with, job_options, In...)`: as `submit`, with the options of this
+/// submit (priority, attempts, timeout, delay, concurrency key); replies
+/// `Out`. A unique key is refused here: it needs `enq_with`.
+CAF_ADD_ATOM(pool, pool, submit_with_atom, "sub_with")
+/// `(enq_with, job_options, In...)`: as `enqueue` with options; with a
+/// unique key, as `enq_unique`.
+CAF_ADD_ATOM(pool, pool, enqueue_with_atom, "enq_with")
 
 CAF_END_TYPE_ID_BLOCK(pool)

@@ -43,6 +43,14 @@ typename Inspector::result_type inspect(Inspector& f, attempt_id& x) {
 /// One entry of the queue and the unit of work handed to a worker: the
 /// attempt identity plus the type-erased input of the user's function.
 struct work_record {
+  work_record() = default;
+
+  work_record(attempt_id id, caf::message payload,
+              caf::timespan budget = caf::timespan{0})
+      : id(id), payload(std::move(payload)), budget(budget) {
+    // nop
+  }
+
   attempt_id id;
   /// The operation's input, exactly as the caller submitted it.
   caf::message payload;
@@ -50,12 +58,17 @@ struct work_record {
   /// attempt timeout); 0 for no limit. Set when handed to a worker, which
   /// shows it to the job (`current_job()`).
   caf::timespan budget{0};
+  /// Where the queue puts it: higher priority first, and turns between the
+  /// concurrency keys of a priority (`job_options`); 0 and empty for a
+  /// plain submit.
+  int32_t priority = 0;
+  std::string concurrency_key;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, work_record& x) {
   return f(caf::meta::type_name("pool::work_record"), x.id, x.payload,
-           x.budget);
+           x.budget, x.priority, x.concurrency_key);
 }
 
 /// What a worker reports for one attempt of a batch: the result, or

@@ -13,6 +13,7 @@
 #include <caf/message.hpp>
 #include <caf/timespan.hpp>
 
+#include "pool/job_options.hpp"
 #include "pool/operation_record.hpp"
 #include "pool/work_record.hpp"
 
@@ -133,6 +134,15 @@ public:
   /// next `push` of that operation) or on its row if it has one already.
   /// Default: ignored.
   virtual caf::error set_key(uint64_t /* operation */, std::string /* key */) {
+    return caf::none;
+  }
+
+  /// Sets the options `operation` was submitted with (`job_options`: its
+  /// policy, priority and concurrency key), stored with its first entry
+  /// (the next `push` of that operation) and returned by `unfinished` and
+  /// `lookup`. Default: ignored (the entries carry priority and key).
+  virtual caf::error set_options(uint64_t /* operation */,
+                                 job_options /* opts */) {
     return caf::none;
   }
 
