@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -70,6 +71,22 @@ struct core_sim {
   void enqueue(int x, caf::timespan delay = {}, std::string key = {}) {
     shepherd_box.push_back(
         {0, caf::make_message(enqueue_atom_v, x, delay, std::move(key))});
+  }
+
+  /// An `enq_with` of `x` with `opts`, into the shepherd's mailbox.
+  void enqueue_with(int x, job_options opts) {
+    shepherd_box.push_back(
+        {0, caf::make_message(enqueue_with_atom_v, x, std::move(opts))});
+  }
+
+  /// Calls `f(key, record)` for every entry a worker starts (receives), in
+  /// order, before the worker runs it.
+  std::function<void(uint64_t, const std::vector<work_record>&)> on_start;
+
+  /// `(pause)` or `(resume)`, into the shepherd's mailbox.
+  void pause(bool on) {
+    shepherd_box.push_back({0, on ? caf::make_message(pause_atom_v)
+                                  : caf::make_message(resume_atom_v)});
   }
 
   // -- steps ------------------------------------------------------------------
@@ -200,7 +217,9 @@ inline bool core_sim::queue_step() {
                now);
     answer_counts();
   } else if (msg.match_elements<add_work_atom, work_record, caf::timespan,
-                                std::string>()) {
+                                std::string>() ||
+             msg.match_elements<add_work_atom, work_record, caf::timespan,
+                                std::string, job_options>()) {
     store.push(msg.get_as<work_record>(1), now + msg.get_as<caf::timespan>(2),
                now);
     answer_counts();
@@ -256,6 +275,16 @@ inline bool core_sim::shepherd_step() {
     sub.key = msg.get_as<std::string>(3);
     sub.tracked = true;
     core.submit(std::move(sub));
+  } else if (msg.match_elements<enqueue_with_atom, int, job_options>()) {
+    auto& opts = msg.get_as<job_options>(2);
+    submission sub;
+    sub.payload = caf::make_message(msg.get_as<int>(1));
+    sub.delay = opts.delay();
+    sub.key = opts.unique_key();
+    sub.policy = policy_of(opts);
+    sub.concurrency_key = opts.concurrency_key();
+    sub.tracked = true;
+    core.submit(std::move(sub));
   } else if (msg.match_elements<give_me_work_atom>()) {
     core.give_work(key);
   } else if (msg.match_elements<status_reply_atom, attempt_id,
@@ -277,6 +306,10 @@ inline bool core_sim::shepherd_step() {
     static_cast<void>(core.cancel(msg.get_as<uint64_t>(1)));
   } else if (msg.match_elements<resize_atom, uint64_t>()) {
     core.resize(msg.get_as<uint64_t>(1), caf::response_promise{});
+  } else if (msg.match_elements<pause_atom>()) {
+    core.pause();
+  } else if (msg.match_elements<resume_atom>()) {
+    core.resume();
   } else if (msg.match_elements<drain_atom>()) {
     core.drain(std::nullopt, caf::response_promise{});
   }
@@ -291,6 +324,8 @@ inline bool core_sim::worker_step(uint64_t key) {
   auto msg = std::move(w.mailbox.front());
   w.mailbox.pop_front();
   auto run = [&](std::vector<work_record> batch, bool each) {
+    if (on_start)
+      on_start(key, batch);
     w.running = std::move(batch);
     w.each = each;
     w.phase = worker_phase::working;

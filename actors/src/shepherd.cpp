@@ -86,6 +86,7 @@ private:
   }
 
   void spawn_queue() {
+    cfg_.store->set_priority_aging(cfg_.options.key_flow().priority_aging());
     queue_ = spawn(queue_actor, cfg_.store, cfg_.options.commit_interval(),
                    address());
     monitor(queue_);

@@ -14,10 +14,11 @@ dispatcher::dispatcher(dispatch_tuning tuning,
                        std::optional<caf::timespan> timeout, bool durable,
                        worker_roster& roster, operation_table& table,
                        queue_link& link, monitors& mon, shepherd_effects& fx,
-                       dispatch_host& host, flow_gate& gate)
+                       dispatch_host& host, flow_gate& gate,
+                       key_flow_options keys)
     : tuning_(tuning), timeout_(timeout), durable_(durable), roster_(roster),
       table_(table), link_(link), mon_(mon), fx_(fx), host_(host),
-      gate_(gate) {
+      gate_(gate), keys_(std::move(keys)) {
   if (!tuning_.prefetch)
     tuning_.hand_ahead = false; // (hands out entries taken out ahead)
   link_.group_adds(tuning_.group_adds && tuning_.max_batch > 1);
@@ -60,7 +61,8 @@ void dispatcher::wake_sleeper() {
 bool dispatcher::hand_out_directly(uint64_t id, operation& op) {
   // Only when nothing is due or on its way into the queue (the new entry
   // would come out first anyway) and a local worker sleeps.
-  if (!tuning_.direct_handout || !nothing_due() || gate_.limited())
+  if (!tuning_.direct_handout || !nothing_due() || gate_.limited() ||
+      keys_.limited())
     return false;
   auto worker = roster_.top_sleeper();
   auto slot = roster_.get(worker);
@@ -139,6 +141,8 @@ void dispatcher::note_processing(caf::timespan elapsed, size_t jobs) {
 void dispatcher::requeue(const attempt_id& id, time_point due) {
   table_.wait(id.operation, id.attempt, due, fx_.now());
   link_.add(exchange::add{id, due, {}, std::nullopt, false}, fx_.now());
+  if (keys_.parked() > 0)
+    wake_for_available(); // (Its key may start another now.)
 }
 
 // -- decisions ----------------------------------------------------------------
@@ -153,7 +157,8 @@ size_t dispatcher::batch_size(bool joined) const {
   auto most = tuning_.max_batch;
   auto workers = roster_.size();
   auto avail = available();
-  if (most <= 1 || joined || avail <= workers || job_ns_ < 0)
+  if (most <= 1 || joined || avail <= workers || job_ns_ < 0 ||
+      keys_.rate_limited())
     return 1;
   auto budget = static_cast<double>(tuning_.batch_time.count());
   auto by_time = job_ns_ > 0 ? budget / job_ns_ : static_cast<double>(most);
@@ -179,6 +184,13 @@ void dispatcher::find_work(worker_ref worker) {
   auto n = batch_size(!own(*slot));
   if (gate_.limit())
     n = gate_.allowed(fx_.now(), n); // (at least 1: the gate is open)
+  if (keys_.parked() > 0) {
+    // Older than anything in the queue: first, if their key may start.
+    if (auto batch = take_parked(n); !batch.empty()) {
+      dispatch(worker, std::move(batch));
+      return;
+    }
+  }
   if (!ready_.empty()) {
     dispatch(worker, take_ready(n));
     return;
@@ -230,6 +242,14 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     if (table_.orphaned(record.id.operation)) {
       host_.orphaned(record.id.operation);
       continue;
+    }
+    if (auto& key = record.concurrency_key;
+        !key.empty() && keys_.limited()) {
+      if (!keys_.may_start(key, table_.held_of(key), now)) {
+        keys_.park(std::move(record)); // (until its key may start)
+        continue;
+      }
+      keys_.started(key, now);
     }
     mon_.queue_wait().record(now - op->stamp);
     table_.hold(record.id.operation, worker, now);
@@ -352,7 +372,8 @@ void dispatcher::start_timer(const attempt_id& id, worker_ref worker) {
 
 void dispatcher::hand_ahead() {
   if (!tuning_.hand_ahead || ahead_ || ready_.empty() || !askers_.empty() ||
-      roster_.sleeping() > 0 || batch_size(false) > 1 || gate_.limited())
+      roster_.sleeping() > 0 || batch_size(false) > 1 || gate_.limited() ||
+      keys_.limited())
     return;
   std::vector<worker_ref> to;
   roster_.for_each(worker_phase::working,
@@ -447,6 +468,10 @@ void dispatcher::operation_ended(uint64_t id) {
   auto obsolete = [id](const work_record& x) { return x.id.operation == id; };
   ready_.erase(std::remove_if(ready_.begin(), ready_.end(), obsolete),
                ready_.end());
+  if (keys_.parked() > 0) {
+    keys_.remove(id);
+    wake_for_available(); // (Its key may start another now.)
+  }
   if (ahead_ && ahead_->id.operation == id && ahead_->ticket.withdraw())
     ahead_.reset(); // (Taken: it runs, and its report is stale.)
 }

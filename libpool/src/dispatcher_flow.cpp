@@ -1,6 +1,8 @@
 // The dispatcher's side of flow control: it asks the flow gate (pause, the
 // start-rate limit) before every start, wakes sleepers as tokens come
-// back, and settles the tokens a batch held (pool/flow_gate.hpp).
+// back, and settles the tokens a batch held (pool/flow_gate.hpp); entries
+// whose concurrency key may not start wait in the key gate until it may
+// (pool/key_limits.hpp).
 #include "pool/dispatcher.hpp"
 
 #include <algorithm>
@@ -12,6 +14,14 @@ namespace pool {
 void dispatcher::wake_for_available() {
   auto waiting = roster_.waiting();
   auto unclaimed = available() > waiting ? available() - waiting : uint64_t{0};
+  if (keys_.parked() > 0) {
+    // Entries whose key may start again count as due work too; a key
+    // waiting for a token is looked at again when it comes back.
+    unclaimed += startable_keys();
+    auto now = fx_.now();
+    if (auto next = keys_.next_token(now))
+      arm_due(*next - now);
+  }
   auto n = std::min<uint64_t>(unclaimed, roster_.sleeping());
   if (gate_.limited()) {
     auto now = fx_.now();
@@ -38,6 +48,18 @@ bool dispatcher::gate_open(worker_ref worker) {
                            ? next - now
                            : no_deadline);
   return false;
+}
+
+dispatcher::record_batch dispatcher::take_parked(size_t n) {
+  return keys_.take(fx_.now(), n, [this](const std::string& key) {
+    return table_.held_of(key);
+  });
+}
+
+size_t dispatcher::startable_keys() {
+  return keys_.startable(fx_.now(), [this](const std::string& key) {
+    return table_.held_of(key);
+  });
 }
 
 void dispatcher::paused() {

@@ -41,6 +41,7 @@ void operation_table::wait(uint64_t id, uint32_t attempt, time_point due,
     return;
   if (op->phase == operation_phase::held) {
     --held_;
+    count_key(id, -1);
     op->holder = worker_ref{};
     if (!op->returned_) {
       op->returned_ = true;
@@ -73,6 +74,7 @@ void operation_table::hold(uint64_t id, worker_ref worker, time_point now) {
   if (op->phase != operation_phase::held) {
     leave_wait(*op);
     ++held_;
+    count_key(id, 1);
     if (op->returned_) {
       op->returned_ = false;
       --returned_;
@@ -89,11 +91,13 @@ operation_table::ended operation_table::end(uint64_t id) {
   if (i == ops_.end())
     return result;
   result.id = id;
+  if (i->second.phase == operation_phase::held) {
+    --held_;
+    count_key(id, -1);
+  }
   result.op = std::move(i->second);
   ops_.erase(i);
-  if (result.op.phase == operation_phase::held)
-    --held_;
-  else
+  if (result.op.phase != operation_phase::held)
     leave_wait(result.op);
   if (result.op.returned_)
     --returned_;
@@ -149,6 +153,21 @@ std::vector<uint64_t> operation_table::ids() const {
 uint64_t operation_table::find_key(const std::string& key) const {
   auto i = keys_.find(key);
   return i != keys_.end() ? i->second : 0;
+}
+
+void operation_table::count_key(uint64_t id, int delta) {
+  auto extras = find_extras(id);
+  if (extras == nullptr || extras->concurrency_key.empty())
+    return;
+  auto& n = held_keys_[extras->concurrency_key];
+  n += delta;
+  if (n == 0)
+    held_keys_.erase(extras->concurrency_key);
+}
+
+size_t operation_table::held_of(const std::string& key) const {
+  auto i = held_keys_.find(key);
+  return i != held_keys_.end() ? static_cast<size_t>(i->second) : 0;
 }
 
 work_record operation_table::record_of(const attempt_id& id,

@@ -144,7 +144,7 @@ caf::error pool_options::validate() const {
   for (auto err :
        {sizing_.validate(), validate_dispatch(), monitoring_.validate(),
         retry_.validate(), admission_.validate(), supervision_.validate(),
-        durability_.validate()})
+        durability_.validate(), key_flow_.validate()})
     if (err)
       return err;
   return caf::none;

@@ -28,7 +28,7 @@ shepherd_core::shepherd_core(pool_options opts, bool durable,
       mon_(opts_, fx_),
       gate_(opts_.rate_limit()),
       disp_(opts_.dispatch(), opts_.attempt_timeout(), durable, roster_, table_,
-            link_, mon_, fx_, *this, gate_) {
+            link_, mon_, fx_, *this, gate_, opts_.key_flow()) {
   roster_.set_configured(opts_.workers());
 }
 

@@ -21,7 +21,10 @@ void shepherd_core::take_shared(std::vector<work_record>& records) {
       x.attempt = record.id.attempt;
       x.submitted_at = t;
       x.stamp = t;
+      x.policy.priority = record.priority;
       table_.adopt(id, std::move(x), t, false);
+      if (!record.concurrency_key.empty())
+        table_.extras_of(id).concurrency_key = record.concurrency_key;
       ++mon_.counters().adopted;
       if (record.id.attempt > sup_.attempts_for(operation_policy{})) {
         // Taken back from a dead shepherd once too often: its last

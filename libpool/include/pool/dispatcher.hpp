@@ -11,6 +11,7 @@
 
 #include "pool/dispatch_tuning.hpp"
 #include "pool/flow_gate.hpp"
+#include "pool/key_limits.hpp"
 #include "pool/monitors.hpp"
 #include "pool/operation_table.hpp"
 #include "pool/queue_link.hpp"
@@ -58,7 +59,8 @@ public:
   dispatcher(dispatch_tuning tuning, std::optional<caf::timespan> timeout,
              bool durable, worker_roster& roster, operation_table& table,
              queue_link& link, monitors& mon, shepherd_effects& fx,
-             dispatch_host& host, flow_gate& gate);
+             dispatch_host& host, flow_gate& gate,
+             key_flow_options keys = {});
 
   const dispatch_tuning& tuning() const noexcept {
     return tuning_;
@@ -161,6 +163,13 @@ private:
   /// and the gate lets start.
   void wake_for_available();
 
+  /// Parked entries whose key may start now, up to `n`, one per key in
+  /// turn.
+  record_batch take_parked(size_t n);
+
+  /// Keys with parked entries that may start now.
+  size_t startable_keys();
+
   /// Whether the gate lets `worker` start an attempt now; if not, puts it
   /// to sleep until it may (the due timer wakes it).
   bool gate_open(worker_ref worker);
@@ -214,6 +223,8 @@ private:
   shepherd_effects& fx_;
   dispatch_host& host_;
   flow_gate& gate_;
+  /// Per-key limits: entries whose key may not start yet wait here.
+  key_gate keys_;
   /// Due entries in the queue, as of its last counts, minus those it handed
   /// out since.
   uint64_t queue_available_ = 0;

@@ -21,6 +21,10 @@ public:
 
   size_t delayed(time_point now) override;
 
+  void set_priority_aging(std::optional<caf::timespan> step) override {
+    queue_.set_aging(step);
+  }
+
 private:
   timed_queue queue_;
 };

@@ -238,6 +238,9 @@ public:
   /// The operation's concurrency key; empty for none.
   const std::string& concurrency_key(uint64_t id);
 
+  /// Operations of concurrency key `key` held by workers.
+  size_t held_of(const std::string& key) const;
+
   /// The pending operation with unique key `key`, or 0.
   uint64_t find_key(const std::string& key) const;
 
@@ -286,9 +289,15 @@ private:
   /// Drops stale entries from the delayed heap.
   void compact();
 
+  /// Counts a held operation of a concurrency key (`delta` 1) or one that
+  /// is no longer held (-1).
+  void count_key(uint64_t id, int delta);
+
   std::unordered_map<uint64_t, operation> ops_;
   std::unordered_map<uint64_t, operation_extras> extras_;
   std::unordered_map<std::string, uint64_t> keys_;
+  /// Held operations per concurrency key (none: 0).
+  std::unordered_map<std::string, int64_t> held_keys_;
   struct caller_watch {
     size_t pending = 0;
     bool down = false;

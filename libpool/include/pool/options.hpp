@@ -10,6 +10,7 @@
 #include <caf/timespan.hpp>
 
 #include "pool/dispatch_tuning.hpp"
+#include "pool/key_limits.hpp"
 #include "pool/log.hpp"
 #include "pool/option_groups.hpp"
 
@@ -420,30 +421,17 @@ public:
     return dispatch_;
   }
 
-  // -- the concerns, one value each -------------------------------------------
-
-  const sizing_options& sizing() const noexcept {
-    return sizing_;
+  /// Per-key limits (concurrency, start rate) for operations submitted
+  /// with a concurrency key, and priority aging (pool/key_limits.hpp,
+  /// docs/operations.md "Per-key limits"). Default: none, strict
+  /// priorities.
+  pool_options& key_flow(key_flow_options x) {
+    key_flow_ = std::move(x);
+    return *this;
   }
 
-  const retry_options& retry() const noexcept {
-    return retry_;
-  }
-
-  const supervision_options& supervision() const noexcept {
-    return supervision_;
-  }
-
-  const admission_options& admission() const noexcept {
-    return admission_;
-  }
-
-  const monitoring_options& monitoring() const noexcept {
-    return monitoring_;
-  }
-
-  const durability_options& durability_group() const noexcept {
-    return durability_;
+  const key_flow_options& key_flow() const noexcept {
+    return key_flow_;
   }
 
   /// With a durable store: finished operations (done, failed, cancelled)
@@ -484,6 +472,7 @@ private:
   monitoring_options monitoring_;
   durability_options durability_;
   dispatch_tuning dispatch_;
+  key_flow_options key_flow_;
 };
 
 } // namespace pool

@@ -212,6 +212,10 @@ public:
     return true;
   }
 
+  void set_priority_aging(std::optional<caf::timespan> step) override {
+    queue_.set_aging(step);
+  }
+
   caf::error commit() override;
 
   void discard() override;

@@ -77,6 +77,14 @@ public:
   /// Number of entries not yet due at `now`.
   virtual size_t delayed(time_point now) = 0;
 
+  /// Lets waiting entries gain one priority level per `step` they have
+  /// been due (`key_flow_options::priority_aging`); none for strict
+  /// priorities. Called before the store is used. Default: ignored (a
+  /// store that cannot age says so in its documentation).
+  virtual void set_priority_aging(std::optional<caf::timespan> /* step */) {
+    // nop
+  }
+
   // -- durable stores ---------------------------------------------------------
 
   /// Returns whether accepted work survives the process.
