@@ -243,14 +243,8 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
       host_.orphaned(record.id.operation);
       continue;
     }
-    if (auto& key = record.concurrency_key;
-        !key.empty() && keys_.limited()) {
-      if (!keys_.may_start(key, table_.held_of(key), now)) {
-        keys_.park(std::move(record)); // (until its key may start)
-        continue;
-      }
-      keys_.started(key, now);
-    }
+    if (keys_.limited() && !key_admits(record, now))
+      continue; // Parked until its key may start.
     mon_.queue_wait().record(now - op->stamp);
     table_.hold(record.id.operation, worker, now);
     record.budget = budget(*op); // (shown to the job: current_job())

@@ -50,6 +50,20 @@ bool dispatcher::gate_open(worker_ref worker) {
   return false;
 }
 
+bool dispatcher::key_admits(work_record& record, time_point now) {
+  auto& key = record.concurrency_key;
+  if (key.empty()) // (A store that keeps no keys, e.g. PostgreSQL.)
+    key = table_.concurrency_key(record.id.operation);
+  if (key.empty())
+    return true;
+  if (!keys_.may_start(key, table_.held_of(key), now)) {
+    keys_.park(std::move(record));
+    return false;
+  }
+  keys_.started(key, now);
+  return true;
+}
+
 dispatcher::record_batch dispatcher::take_parked(size_t n) {
   return keys_.take(fx_.now(), n, [this](const std::string& key) {
     return table_.held_of(key);

@@ -167,6 +167,10 @@ private:
   /// turn.
   record_batch take_parked(size_t n);
 
+  /// Whether `record`'s concurrency key lets it start at `now` (then it
+  /// counts as started); if not, parks it.
+  bool key_admits(work_record& record, time_point now);
+
   /// Keys with parked entries that may start now.
   size_t startable_keys();
 
