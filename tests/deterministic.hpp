@@ -206,4 +206,13 @@ struct deterministic {
   }
 };
 
+/// Receives the outcome of one `submit` request of a pool of `int`: the
+/// int, or the error.
+inline caf::expected<int> outcome_of(deterministic& t) {
+  caf::expected<int> result{caf::error{}};
+  t.self->receive([&](int x) { result = x; },
+                  [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
 } // namespace pool::test

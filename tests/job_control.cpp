@@ -11,6 +11,7 @@
 
 using namespace std::chrono_literals;
 using pool::test::deterministic;
+using pool::test::outcome_of;
 
 namespace {
 
@@ -19,14 +20,6 @@ pool::work_record record_of(uint64_t op, uint32_t attempt,
   pool::work_record x{pool::attempt_id{op, attempt}, caf::make_message(1)};
   x.budget = budget;
   return x;
-}
-
-/// Receives the outcome of one `submit` request: the int, or the error.
-caf::expected<int> outcome_of(deterministic& t) {
-  caf::expected<int> result{caf::error{}};
-  t.self->receive([&](int x) { result = x; },
-                  [&](caf::error& err) { result = std::move(err); });
-  return result;
 }
 
 } // namespace

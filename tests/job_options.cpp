@@ -15,17 +15,7 @@ using namespace std::chrono_literals;
 using pool::job_options;
 using pool::test::deterministic;
 
-namespace {
-
-/// Receives the outcome of one `sub_with` request: the int, or the error.
-caf::expected<int> outcome_of(deterministic& t) {
-  caf::expected<int> result{caf::error{}};
-  t.self->receive([&](int x) { result = x; },
-                  [&](caf::error& err) { result = std::move(err); });
-  return result;
-}
-
-} // namespace
+using pool::test::outcome_of;
 
 TEST_CASE_FIXTURE(deterministic,
                   "sub_with: higher priorities run first, FIFO within one, "

@@ -141,12 +141,4 @@ size_t key_gate::remove(uint64_t operation) {
   return removed;
 }
 
-size_t key_gate::count_in(const std::vector<work_record>& xs,
-                          const std::string& key) {
-  return static_cast<size_t>(
-      std::count_if(xs.begin(), xs.end(), [&key](const work_record& x) {
-        return x.concurrency_key == key;
-      }));
-}
-
 } // namespace pool

@@ -56,7 +56,10 @@ void queue_link::transmit(pending_exchange x) {
             }
             auto delay = ex.due > now ? ex.due - now : caf::timespan::zero();
             auto record = table_.record_of(ex.id, *op);
-            if (auto opts = table_.options_of(ex.id.operation, *op))
+            std::optional<job_options> opts;
+            if (ex.options) // (A first push: a store keeps them from then.)
+              opts = table_.options_of(ex.id.operation, *op);
+            if (opts)
               fx_.to_queue(caf::make_message(add_work_atom_v, std::move(record),
                                              delay, ex.key, std::move(*opts)));
             else if (ex.key.empty())

@@ -117,7 +117,7 @@ public:
       auto key = std::move(turns_.front());
       turns_.pop_front();
       auto& lane = parked_[key];
-      if (may_start(key, held(key) + count_in(result, key), now)) {
+      if (may_start(key, held(key), now)) { // (one per key and take)
         result.push_back(std::move(lane.front()));
         lane.pop_front();
         --size_;
@@ -153,9 +153,6 @@ public:
   }
 
 private:
-  static size_t count_in(const std::vector<work_record>& xs,
-                         const std::string& key);
-
   /// The rate gate of `key`, if it has a rate limit.
   flow_gate* rate_of(const std::string& key);
 
