@@ -5,6 +5,8 @@
 #include <caf/make_message.hpp>
 
 #include <pool/admission.hpp>
+#include <pool/errors.hpp>
+#include <pool/type_ids.hpp>
 
 using pool::admission;
 using pool::admission_verdict;
@@ -77,4 +79,54 @@ TEST_CASE("admission: closed, every new submit is refused" *
   admission adm{std::nullopt, 10};
   adm.close();
   CHECK(adm.check(0) == admission_verdict::closed);
+}
+
+TEST_CASE("admission: the head of every submit message, and its refusals" *
+          doctest::timeout(10)) {
+  using namespace std::chrono_literals;
+  auto head = [](caf::message msg, submission& into) {
+    return pool::read_submit_header(msg.content(), into);
+  };
+  submission plain;
+  CHECK(*head(caf::make_message(pool::submit_atom_v, 1), plain) == 1);
+  CHECK(!plain.tracked);
+  submission typed;
+  CHECK(*head(caf::make_message(pool::enqueue_typed_atom_v, 1), typed) == 1);
+  CHECK((typed.tracked && typed.typed));
+  submission typed_opts;
+  CHECK(*head(caf::make_message(pool::enqueue_typed_atom_v,
+                                pool::job_options{}.priority(7).delay(2s),
+                                1),
+              typed_opts)
+        == 2);
+  CHECK((typed_opts.typed && typed_opts.policy.priority == 7
+         && typed_opts.delay == 2s));
+  submission once;
+  CHECK(*head(caf::make_message(pool::enqueue_once_atom_v, "k", 1), once)
+        == 2);
+  CHECK((once.key == "k" && once.window && !once.typed));
+  submission after;
+  CHECK(*head(caf::make_message(pool::submit_after_atom_v, caf::timespan{3s},
+                                1),
+              after)
+        == 2);
+  CHECK(after.delay == 3s);
+  // Refusals name what is wrong.
+  submission bad;
+  auto text = [&](caf::message msg) {
+    auto result = head(std::move(msg), bad);
+    REQUIRE(!result);
+    return caf::to_string(result.error());
+  };
+  CHECK(text(caf::make_message(pool::enqueue_unique_atom_v, "", 1))
+            .find("key") != std::string::npos);
+  CHECK(text(caf::make_message(pool::submit_with_atom_v,
+                               pool::job_options{}.unique_key("k"), 1))
+            .find("unique_key") != std::string::npos);
+  CHECK(text(caf::make_message(pool::enqueue_typed_atom_v,
+                               pool::job_options{}.priority(2000), 1))
+            .find("priority") != std::string::npos);
+  auto untagged = head(caf::make_message(1, 2), bad);
+  REQUIRE(!untagged);
+  CHECK(pool::is(untagged.error(), pool::pool_errc::unexpected_message));
 }

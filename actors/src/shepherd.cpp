@@ -230,29 +230,6 @@ private:
   bool terminating_ = false;
 };
 
-/// How long an `enq_once` key counts after its operation finished: for
-/// ever, as far as a store keeps it (a finite span: store clocks subtract
-/// it from the time now).
-constexpr caf::timespan once_window = std::chrono::hours{24 * 365 * 100};
-
-/// Reads the options of a `sub_with` or `enq_with` into `sub`.
-caf::error take_options(submission& sub, const job_options& opts,
-                        bool tracked) {
-  if (auto err = opts.validate())
-    return err;
-  if (!tracked && !opts.unique_key().empty())
-    return caf::make_error(pool_errc::invalid_option,
-                           std::string{"unique_key"},
-                           std::string{"needs enq_with (the answer is the "
-                                       "id of the operation with that key)"});
-  sub.tracked = tracked;
-  sub.key = opts.unique_key();
-  sub.delay = opts.delay();
-  sub.policy = policy_of(opts);
-  sub.concurrency_key = opts.concurrency_key();
-  return caf::none;
-}
-
 caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
   // Submits carry payloads of the pool's input type, which the type-erased
   // shepherd cannot name in a handler signature: they arrive here.
@@ -266,45 +243,10 @@ caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
     return view.move_content_to_message().drop(skip);
   };
   submission sub;
-  if (content.size() >= 1 && content.match_element<caf::atom_value>(0)) {
-    auto tag = content.get_as<caf::atom_value>(0);
-    if (tag == submit_atom::value || tag == enqueue_atom::value) {
-      sub.tracked = tag == enqueue_atom::value;
-      sub.payload = payload(1);
-    } else if ((tag == enqueue_unique_atom::value ||
-                tag == enqueue_once_atom::value) &&
-               content.size() >= 2 && content.match_element<std::string>(1)) {
-      sub.key = content.get_as<std::string>(1);
-      if (tag == enqueue_once_atom::value)
-        sub.window = once_window;
-      if (sub.key.empty())
-        return caf::make_error(pool_errc::invalid_option, std::string{"key"},
-                               std::string{"must not be empty"});
-      // (Keys are stored and indexed with every operation of a durable
-      // store.)
-      if (auto err = job_options{}.unique_key(sub.key).validate())
-        return caf::make_error(pool_errc::invalid_option, std::string{"key"},
-                               err.context().get_as<std::string>(1));
-      sub.tracked = true;
-      sub.payload = payload(2);
-    } else if ((tag == submit_with_atom::value ||
-                tag == enqueue_with_atom::value) &&
-               content.size() >= 2 && content.match_element<job_options>(1)) {
-      if (auto err = take_options(sub, content.get_as<job_options>(1),
-                                  tag == enqueue_with_atom::value))
-        return err;
-      sub.payload = payload(2);
-    } else if (tag == submit_after_atom::value && content.size() >= 2 &&
-               content.match_element<caf::timespan>(1)) {
-      sub.delay = content.get_as<caf::timespan>(1);
-      sub.payload = payload(2);
-    } else {
-      return caf::make_error(pool_errc::unexpected_message,
-                             content.stringify());
-    }
-  } else {
-    return caf::make_error(pool_errc::unexpected_message, content.stringify());
-  }
+  auto skip = read_submit_header(content, sub);
+  if (!skip)
+    return std::move(skip.error());
+  sub.payload = payload(*skip);
   if (!cfg_.accepts(sub.payload))
     return wrong_input_type_error(cfg_.input_type, sub.payload);
   sub.sender = current_sender();

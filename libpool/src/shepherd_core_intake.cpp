@@ -85,6 +85,7 @@ uint64_t shepherd_core::accept(submission sub) {
   if (sub.tracked) {
     op.caller.source = std::move(sub.sender);
     op.tracked = true;
+    op.typed = sub.typed;
   } else if (sub.promise.stages().empty()) {
     // A plain request keeps just its sender and id (the response is
     // rebuilt from them).

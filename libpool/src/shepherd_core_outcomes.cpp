@@ -183,7 +183,10 @@ void shepherd_core::settle(uint64_t id, caf::message outcome, bool done) {
   auto ended = table_.end(id);
   auto& op = ended.op;
   if (op.tracked) {
-    if (done)
+    if (done && op.typed)
+      fx_.tell(op.caller.source,
+               caf::make_message(op_result_atom_v, id) + outcome);
+    else if (done)
       fx_.tell(op.caller.source,
                caf::make_message(op_done_atom_v, id, std::move(outcome)));
     else

@@ -19,5 +19,6 @@
 #include "pool/shepherd.hpp"
 #include "pool/spawn.hpp"
 #include "pool/stats.hpp"
+#include "pool/typed.hpp"
 #include "pool/version.hpp"
 #include "pool/worker.hpp"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <caf/actor_addr.hpp>
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 #include <caf/message.hpp>
 #include <caf/response_promise.hpp>
@@ -26,6 +27,9 @@ struct submission {
   /// the operation is on disk) and the outcome goes to `sender` as a
   /// message. `submit`: `promise` gets the outcome.
   bool tracked = false;
+  /// With `tracked`: the outcome is `(op_result, id, Out)` (`enq_typed`),
+  /// not `(op_done, id, message)`.
+  bool typed = false;
   caf::strong_actor_ptr sender;
   caf::response_promise promise;
   /// Unique key; empty for none.
@@ -41,6 +45,14 @@ struct submission {
   /// Its number in arrival order (`idle_waits`).
   uint64_t intake = 0;
 };
+
+/// Reads the head of a submit message into `sub` (which of `submit`,
+/// `enqueue`, `sub_after`, `sub_with`, `enq_with`, `enq_unique`, `enq_once`
+/// or `enq_typed` it is, and its delay, key and options) and returns how
+/// many elements come before the payload; a malformed head or bad options
+/// give `pool.unexpected_message` or `pool.invalid_option` naming the field.
+caf::expected<size_t> read_submit_header(const caf::type_erased_tuple& content,
+                                         submission& sub);
 
 /// What happens to a submit now.
 enum class admission_verdict {

@@ -71,6 +71,8 @@ struct operation {
   /// an operation adopted from a store.
   reply_to caller;
   bool tracked = false;
+  /// With `tracked`: `op_result` with the result's elements (`enq_typed`).
+  bool typed = false;
   operation_phase phase = operation_phase::queued;
   /// The worker holding the current attempt while `held`.
   worker_ref holder;

@@ -150,4 +150,15 @@ CAF_ADD_ATOM(pool, pool, submit_with_atom, "sub_with")
 /// unique key, as `enq_unique`.
 CAF_ADD_ATOM(pool, pool, enqueue_with_atom, "enq_with")
 
+// -- typed outcomes (added last: earlier ids stay as they were) ------------
+
+/// `(enq_typed, In...)` or `(enq_typed, job_options, In...)`: as `enqueue`
+/// or `enq_with`, but the outcome comes typed: `(op_result, uint64_t id,
+/// Out)` or `(op_failed, uint64_t id, error)`. What `pool::typed_pool`
+/// handles send.
+CAF_ADD_ATOM(pool, pool, enqueue_typed_atom, "enq_typed")
+/// Outcome of an `enq_typed` operation: `(op_result, uint64_t id, Out)`
+/// (`caf::unit_t` for a job returning nothing).
+CAF_ADD_ATOM(pool, pool, op_result_atom, "op_result")
+
 CAF_END_TYPE_ID_BLOCK(pool)
