@@ -92,7 +92,8 @@ bool pg_batch::takes(const pg_change& x) noexcept {
 
 void pg_batch::add(const pg_change& x) {
   if (x.statement == pg_sql::push) {
-    // $1 id, $2 queue, $3 attempt, $4 due, $5 payload, $7 submitted.
+    // $1 id, $2 queue, $3 attempt, $4 due, $5 payload, $7 submitted,
+    // $10 priority, $11 concurrency key, $12 options.
     auto& c = pushes_;
     if (c.ids.empty())
       c.queue = std::get<std::string>(x.args[1]);
@@ -103,6 +104,9 @@ void pg_batch::add(const pg_change& x) {
     add_value(c.due, x.args[3]);
     add_value(c.payload, x.args[4]);
     add_value(c.submitted, x.args[6]);
+    add_value(c.priority, x.args[9]);
+    add_value(c.ckey, x.args[10]);
+    add_value(c.options, x.args[11]);
   } else {
     // $1 id, $2 state, $3 result, $4 error, $5 finished, $6 owner,
     // $7 token.
@@ -126,7 +130,9 @@ caf::error pg_batch::flush(pg_conn& db) {
     auto& c = pushes_;
     if (auto err = send(db, push_sql_,
                         {c.id.bytes(), c.attempt.bytes(), c.due.bytes(),
-                         c.payload.bytes(), c.submitted.bytes(), c.queue},
+                         c.payload.bytes(), c.submitted.bytes(), c.queue,
+                         c.priority.bytes(), c.ckey.bytes(),
+                         c.options.bytes()},
                         c.ids,
                         fmt::format("storing {} operations", c.ids.size())))
       return err;

@@ -169,6 +169,7 @@ private:
     std::string queue;
     std::unordered_set<uint64_t> pending;
     pg_array id{20}, attempt{23}, due{20}, payload{17}, submitted{20};
+    pg_array priority{23}, ckey{25}, options{17};
   };
 
   struct finish_columns {

@@ -60,6 +60,12 @@ caf::error pg_store::set_key(uint64_t operation, std::string key) {
   }
 }
 
+caf::error pg_store::set_options(uint64_t operation, job_options opts) {
+  // (Only a first push carries options: no row to update.)
+  pending_options_[operation] = std::move(opts);
+  return caf::none;
+}
+
 std::optional<uint64_t> pg_store::find_key(const std::string& key,
                                            time_point now,
                                            caf::timespan window) {
@@ -254,6 +260,8 @@ std::optional<operation_record> pg_store::lookup(uint64_t operation) {
     if (!detail::pg_null(res, 0, 3) && load(3, x.result))
       return std::nullopt;
     if (!detail::pg_null(res, 0, 4) && load(4, x.error))
+      return std::nullopt;
+    if (!detail::pg_null(res, 0, 6) && load(6, x.options))
       return std::nullopt;
     auto history = group_->read([&] {
       return db_->run(name_of(pg_sql::select_history),

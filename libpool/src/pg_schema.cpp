@@ -68,6 +68,19 @@ CREATE INDEX operations_finished ON {s}.operations (queue, finished)
   WHERE state >= 2;
 UPDATE {s}.meta SET value = '2' WHERE name = 'schema_version';
 )sql",
+    // 3: options per submit (job_options): the priority and concurrency key
+    // of each entry, claimed higher priority first; the options themselves
+    // for lookups and for the shepherd that runs the entry.
+    R"sql(
+ALTER TABLE {s}.operations
+  ADD COLUMN priority integer NOT NULL DEFAULT 0,
+  ADD COLUMN ckey text,
+  ADD COLUMN options bytea;
+DROP INDEX {s}.operations_due;
+CREATE INDEX operations_due ON {s}.operations (queue, priority DESC, due, seq)
+  WHERE state = 0;
+UPDATE {s}.meta SET value = '3' WHERE name = 'schema_version';
+)sql",
 };
 
 static_assert(std::size(migrations) == pg_store::schema_version);
@@ -76,24 +89,38 @@ static_assert(std::size(migrations) == pg_store::schema_version);
 constexpr const char* statement_sql[] = {
     // push: $1 id, $2 queue, $3 attempt, $4 due (NULL: now by the server's
     // clock, so that every store sees it due at once), $5 payload, $6 key,
-    // $7 submitted, $8 owner, $9 token (NULL unless a held retry).
+    // $7 submitted, $8 owner, $9 token (NULL unless a held retry),
+    // $10 priority, $11 concurrency key, $12 options (NULL: as before).
     "INSERT INTO {s}.operations AS o (id, queue, state, attempt, due, "
-    "payload, key, submitted) VALUES ($1, $2, 0, $3, coalesce($4::bigint, "
-    "{now}), $5, $6, $7) "
+    "payload, key, submitted, priority, ckey, options) VALUES ($1, $2, 0, "
+    "$3, coalesce($4::bigint, {now}), $5, $6, $7, $10, $11, $12) "
     "ON CONFLICT (id) DO UPDATE SET state = 0, attempt = excluded.attempt, "
     "due = excluded.due, seq = nextval('{s}.entry_seq'), "
     "payload = excluded.payload, key = coalesce(excluded.key, o.key), "
+    "priority = excluded.priority, ckey = excluded.ckey, "
+    "options = coalesce(excluded.options, o.options), "
     "result = NULL, error = NULL, finished = NULL, owner = NULL, "
     "lease_until = NULL WHERE o.state = 0 OR (o.state = 1 AND "
     "o.owner = $8::text AND o.lease_token = $9::bigint) RETURNING o.id",
-    // claim: $1 queue, $2 now, $3 limit, $4 owner, $5 lease until.
-    "WITH picked AS (SELECT id FROM {s}.operations WHERE queue = $1 AND "
-    "state = 0 AND due <= greatest($2, {now}) ORDER BY due, seq LIMIT $3 "
-    "FOR UPDATE SKIP "
-    "LOCKED) UPDATE {s}.operations o SET state = 1, owner = $4, "
-    "lease_until = $5, lease_token = o.lease_token + 1 FROM picked "
-    "WHERE o.id = picked.id "
-    "RETURNING o.id, o.attempt, o.payload, o.lease_token, o.due, o.seq",
+    // claim: $1 queue, $2 now, $3 limit, $4 owner, $5 lease until. Higher
+    // priority first, then by due time (the index's order).
+    "WITH picked AS (SELECT id, priority AS level FROM {s}.operations WHERE "
+    "queue = $1 AND state = 0 AND due <= greatest($2, {now}) ORDER BY "
+    "priority DESC, due, seq LIMIT $3 FOR UPDATE SKIP LOCKED) UPDATE "
+    "{s}.operations o SET state = 1, owner = $4, lease_until = $5, "
+    "lease_token = o.lease_token + 1 FROM picked WHERE o.id = picked.id "
+    "RETURNING o.id, o.attempt, o.payload, o.lease_token, o.due, o.seq, "
+    "picked.level, o.priority, o.ckey, o.options",
+    // claim_aged: as claim, $6 the aging step in nanoseconds: an entry
+    // gains one level per step it has been due (sorts every due entry).
+    "WITH t AS (SELECT greatest($2, {now}) AS now), picked AS (SELECT id, "
+    "priority + (t.now - due) / $6::bigint AS level FROM {s}.operations, t "
+    "WHERE queue = $1 AND state = 0 AND due <= t.now ORDER BY level DESC, "
+    "due, seq LIMIT $3 FOR UPDATE OF operations SKIP LOCKED) UPDATE "
+    "{s}.operations o SET state = 1, owner = $4, lease_until = $5, "
+    "lease_token = o.lease_token + 1 FROM picked WHERE o.id = picked.id "
+    "RETURNING o.id, o.attempt, o.payload, o.lease_token, o.due, o.seq, "
+    "picked.level, o.priority, o.ckey, o.options",
     // count_leases: $1 queue, $2 now.
     "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
     "lease_until >= $2",
@@ -131,7 +158,7 @@ constexpr const char* statement_sql[] = {
     "SELECT id FROM {s}.operations WHERE queue = $1 AND key = $2 AND "
     "state <= 1",
     // select_operation: $1 id.
-    "SELECT state, attempt, payload, result, error, key FROM "
+    "SELECT state, attempt, payload, result, error, key, options FROM "
     "{s}.operations WHERE id = $1",
     // select_history: $1 operation.
     "SELECT attempt, after_submit, reason FROM {s}.failures WHERE "
@@ -172,15 +199,20 @@ static_assert(std::size(statement_sql) == static_cast<size_t>(pg_sql::count));
 constexpr const char* batch_sql[] = {
     // push_many (pg_batch.cpp): new operations without key, in order. $1
     // ids, $2 attempts, $3 dues (NULL: now), $4 payloads, $5 submitted
-    // (arrays), $6 queue.
+    // (arrays), $6 queue, $7 priorities, $8 concurrency keys, $9 options
+    // (arrays).
     "INSERT INTO {s}.operations AS o (id, queue, state, attempt, due, "
-    "payload, submitted) SELECT u.id, $6, 0, u.attempt, coalesce(u.due, "
-    "{now}), u.payload, u.submitted FROM unnest($1::bigint[], "
-    "$2::integer[], $3::bigint[], $4::bytea[], $5::bigint[]) WITH "
-    "ORDINALITY AS u(id, attempt, due, payload, submitted, n) ORDER BY u.n "
+    "payload, submitted, priority, ckey, options) SELECT u.id, $6, 0, "
+    "u.attempt, coalesce(u.due, {now}), u.payload, u.submitted, u.priority, "
+    "u.ckey, u.options FROM unnest($1::bigint[], $2::integer[], "
+    "$3::bigint[], $4::bytea[], $5::bigint[], $7::integer[], $8::text[], "
+    "$9::bytea[]) WITH ORDINALITY AS u(id, attempt, due, payload, "
+    "submitted, priority, ckey, options, n) ORDER BY u.n "
     "ON CONFLICT (id) DO UPDATE SET state = 0, attempt = excluded.attempt, "
     "due = excluded.due, seq = nextval('{s}.entry_seq'), "
-    "payload = excluded.payload, result = NULL, error = NULL, "
+    "payload = excluded.payload, priority = excluded.priority, "
+    "ckey = excluded.ckey, options = coalesce(excluded.options, o.options), "
+    "result = NULL, error = NULL, "
     "finished = NULL, owner = NULL, lease_until = NULL WHERE o.state = 0 "
     "RETURNING o.id",
     // finish_many (pg_batch.cpp): outcomes of held attempts. $1 ids,

@@ -19,6 +19,7 @@ constexpr int32_t pg_lock_space = 0x43414650;
 enum class pg_sql {
   push,
   claim,
+  claim_aged,
   count_leases,
   lock,
   try_lock,

@@ -222,6 +222,9 @@ caf::error pg_store::push(work_record x, time_point due, time_point now) {
               nullptr,
               to_server(now),
               nullptr,
+              nullptr,
+              int64_t{x.priority},
+              nullptr,
               nullptr};
     if (due > now)
       c.args[3] = to_server(due);
@@ -231,10 +234,23 @@ caf::error pg_store::push(work_record x, time_point due, time_point now) {
       c.args[7] = owner_;
       c.args[8] = held->second.token;
     }
+    if (!x.concurrency_key.empty())
+      c.args[10] = x.concurrency_key;
+    auto opts = pending_options_.find(op);
+    if (opts != pending_options_.end()) {
+      std::vector<char> bytes;
+      if (auto err = detail::save(sys_, opts->second, bytes))
+        return caf::make_error(pool_errc::store_failed, db_->target(),
+                               what + ": cannot serialize its options: "
+                                   + describe(err));
+      c.args[11] = std::move(bytes);
+    }
     if (auto err = group_->write(std::move(c), what, x.id))
       return err;
     if (key != pending_keys_.end())
       pending_keys_.erase(key);
+    if (opts != pending_options_.end())
+      pending_options_.erase(opts);
     if (held != held_.end())
       held_.erase(held);
     if (op > id_base_ && op - id_base_ < (uint64_t{1} << block_bits))
@@ -252,75 +268,6 @@ caf::error pg_store::push(work_record x, time_point due, time_point now) {
   } catch (...) {
     return on_exception();
   }
-}
-
-caf::error pg_store::claim(time_point now) {
-  auto t = to_server(now);
-  auto body = [&]() -> caf::expected<size_t> {
-    auto& db = *db_;
-    int64_t limit = static_cast<int64_t>(claim_size_->next());
-    if (auto max = opts_.concurrency_limit()) {
-      // Claims of the queue take turns until their group commits, so that
-      // the count of live leases stays true.
-      auto lock = db.run(detail::pg_statement_name(pg_sql::lock),
-                         {opts_.schema() + "/queue/" + opts_.queue()},
-                         "locking the queue's claims");
-      if (!lock)
-        return std::move(lock.error());
-      auto live = db.run(detail::pg_statement_name(pg_sql::count_leases),
-                         {opts_.queue(), t}, "counting live leases");
-      if (!live)
-        return std::move(live.error());
-      auto room =
-          static_cast<int64_t>(*max) - detail::pg_int(live->get(), 0, 0);
-      limit = std::min(limit, room);
-      if (limit <= 0)
-        return size_t{0};
-    }
-    auto lease_until = t + opts_.lease().count();
-    auto res = db.run(detail::pg_statement_name(pg_sql::claim),
-                      {opts_.queue(), t, limit, owner_, lease_until},
-                      "claiming due entries");
-    if (!res)
-      return std::move(res.error());
-    auto rows = PQntuples(res->get());
-    claim_size_->claimed(static_cast<size_t>(limit), static_cast<size_t>(rows));
-    claimed_at_ = now;
-    // RETURNING has no order: hand out by (due, seq).
-    std::vector<std::tuple<int64_t, int64_t, int>> order;
-    for (int i = 0; i < rows; ++i)
-      order.emplace_back(detail::pg_int(res->get(), i, 4),
-                         detail::pg_int(res->get(), i, 5), i);
-    std::sort(order.begin(), order.end());
-    for (auto& [due, seq, i] : order) {
-      auto id = static_cast<uint64_t>(detail::pg_int(res->get(), i, 0));
-      auto attempt = static_cast<uint32_t>(detail::pg_int(res->get(), i, 1));
-      auto token = detail::pg_int(res->get(), i, 3);
-      caf::message payload;
-      auto bytes = PQgetvalue(res->get(), i, 2);
-      auto size = static_cast<size_t>(PQgetlength(res->get(), i, 2));
-      if (auto err = detail::load(sys_, bytes, size, payload))
-        return caf::make_error(
-            pool_errc::store_failed, db.target(),
-            fmt::format("cannot read the payload of op#{}: {}; register its "
-                        "types with the actor system (pool::configure, "
-                        "add_message_type) before opening the store",
-                        id, describe(err)));
-      held_[id] = held_attempt{attempt, token};
-      claimed_.push_back(
-          claimed_entry{work_record{attempt_id{id, attempt}, payload}, true});
-    }
-    return static_cast<size_t>(rows);
-  };
-  auto claimed = detail::in_group_or_alone(
-      *group_, *db_, body, [this] { static_cast<void>(after_rollback()); });
-  if (!claimed)
-    return std::move(claimed.error());
-  if (!group_->open())
-    for (auto& x : claimed_)
-      x.in_group = false;
-  counts_.available -= std::min(counts_.available, *claimed);
-  return caf::none;
 }
 
 std::optional<work_record> pg_store::pop_due(time_point now) {
@@ -467,6 +414,7 @@ caf::error pg_store::after_rollback() {
 void pg_store::discard() {
   try {
     pending_keys_.clear();
+    pending_options_.clear();
     group_->discard();
   } catch (...) {
     static_cast<void>(on_exception());

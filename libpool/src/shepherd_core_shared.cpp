@@ -22,11 +22,14 @@ void shepherd_core::take_shared(std::vector<work_record>& records) {
       x.submitted_at = t;
       x.stamp = t;
       x.policy.priority = record.priority;
+      // (The operation's own options, as the store keeps them.)
+      x.policy.max_attempts = record.max_attempts;
+      x.policy.attempt_timeout = record.budget;
       table_.adopt(id, std::move(x), t, false);
       if (!record.concurrency_key.empty())
         table_.extras_of(id).concurrency_key = record.concurrency_key;
       ++mon_.counters().adopted;
-      if (record.id.attempt > sup_.attempts_for(operation_policy{})) {
+      if (record.id.attempt > sup_.attempts_for(table_.find(id)->policy)) {
         // Taken back from a dead shepherd once too often: its last
         // attempt was the last one allowed.
         fail(id, caf::make_error(pool_errc::operation_failed, id,

@@ -67,7 +67,7 @@ public:
 
   /// The schema version this build reads and writes; older schemas are
   /// migrated at open.
-  static constexpr int32_t schema_version = 2;
+  static constexpr int32_t schema_version = 3;
 
   /// Connects to the server `conninfo` names (a `postgres://` URI or
   /// `key=value` pairs, as libpq takes them), creates or migrates the
@@ -131,6 +131,14 @@ public:
 
   caf::error set_key(uint64_t operation, std::string key) override;
 
+  /// Stored with the operation's first push: its priority orders claims,
+  /// and a shepherd that claims it runs it with its attempts and timeout.
+  caf::error set_options(uint64_t operation, job_options opts) override;
+
+  /// Claims then sort every due entry of the queue by priority plus one
+  /// level per `step` waited (none: by priority, using the index).
+  void set_priority_aging(std::optional<caf::timespan> step) override;
+
   std::optional<uint64_t> find_key(const std::string& key, time_point now,
                                    caf::timespan window) override;
 
@@ -189,7 +197,7 @@ private:
   /// Measures the offset between the server's clock and the actor clock.
   caf::error sync_clock();
 
-  /// Claims up to `claim_batch` due entries into `claimed_`.
+  /// Claims up to `claim_batch` due entries into `claimed_` (pg_claim.cpp).
   caf::error claim(time_point now);
 
   /// Takes back expired leases of the queue (any store's); records each as
@@ -242,6 +250,10 @@ private:
   queue_counts counts_;
   /// Keys set for operations that have no row yet.
   std::unordered_map<uint64_t, std::string> pending_keys_;
+  /// Options set for operations that have no row yet.
+  std::unordered_map<uint64_t, job_options> pending_options_;
+  /// `set_priority_aging`.
+  std::optional<caf::timespan> aging_;
   /// What the open group must notify at its commit.
   bool notify_work_ = false;
   std::vector<uint64_t> notify_finished_;

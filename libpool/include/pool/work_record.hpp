@@ -63,12 +63,16 @@ struct work_record {
   /// plain submit.
   int32_t priority = 0;
   std::string concurrency_key;
+  /// The operation's own attempts in total (`job_options`); 0 for the
+  /// pool's. Set by a shared store for a shepherd that runs an operation
+  /// another one accepted (with `budget` as its attempt timeout).
+  uint32_t max_attempts = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, work_record& x) {
   return f(caf::meta::type_name("pool::work_record"), x.id, x.payload,
-           x.budget, x.priority, x.concurrency_key);
+           x.budget, x.priority, x.concurrency_key, x.max_attempts);
 }
 
 /// What a worker reports for one attempt of a batch: the result, or

@@ -1,0 +1,142 @@
+#include "pool/pg_store.hpp"
+
+// The PostgreSQL store's claims: due entries of the queue, higher priority
+// first (with aging, higher level), leased to this store, and what a
+// shepherd needs to run an entry that another one accepted (its priority,
+// concurrency key, attempts and timeout).
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include <caf/actor_system.hpp>
+#include <fmt/format.h>
+
+#include "pg_batch.hpp"
+#include "pg_conn.hpp"
+#include "pg_group.hpp"
+#include "pg_schema.hpp"
+#include "pool/errors.hpp"
+#include "store_codec.hpp"
+
+namespace pool {
+
+using detail::pg_sql;
+
+namespace {
+
+// The columns of a claim's RETURNING (pg_schema.cpp).
+enum claim_column : int {
+  id_col,
+  attempt_col,
+  payload_col,
+  token_col,
+  due_col,
+  seq_col,
+  level_col,
+  priority_col,
+  ckey_col,
+  options_col,
+};
+
+} // namespace
+
+caf::error pg_store::claim(time_point now) {
+  auto t = to_server(now);
+  auto body = [&]() -> caf::expected<size_t> {
+    auto& db = *db_;
+    int64_t limit = static_cast<int64_t>(claim_size_->next());
+    if (auto max = opts_.concurrency_limit()) {
+      // Claims of the queue take turns until their group commits, so that
+      // the count of live leases stays true.
+      auto lock = db.run(detail::pg_statement_name(pg_sql::lock),
+                         {opts_.schema() + "/queue/" + opts_.queue()},
+                         "locking the queue's claims");
+      if (!lock)
+        return std::move(lock.error());
+      auto live = db.run(detail::pg_statement_name(pg_sql::count_leases),
+                         {opts_.queue(), t}, "counting live leases");
+      if (!live)
+        return std::move(live.error());
+      auto room =
+          static_cast<int64_t>(*max) - detail::pg_int(live->get(), 0, 0);
+      limit = std::min(limit, room);
+      if (limit <= 0)
+        return size_t{0};
+    }
+    auto lease_until = t + opts_.lease().count();
+    std::vector<detail::db_value> args{opts_.queue(), t, limit, owner_,
+                                       lease_until};
+    auto statement = pg_sql::claim;
+    if (aging_) {
+      statement = pg_sql::claim_aged;
+      args.emplace_back(int64_t{std::max<int64_t>(aging_->count(), 1)});
+    }
+    auto res = db.run(detail::pg_statement_name(statement), args,
+                      "claiming due entries");
+    if (!res)
+      return std::move(res.error());
+    auto r = res->get();
+    auto rows = PQntuples(r);
+    claim_size_->claimed(static_cast<size_t>(limit), static_cast<size_t>(rows));
+    claimed_at_ = now;
+    // RETURNING has no order: hand out by (level, due, seq), as claimed.
+    std::vector<std::tuple<int64_t, int64_t, int64_t, int>> order;
+    for (int i = 0; i < rows; ++i)
+      order.emplace_back(-detail::pg_int(r, i, level_col),
+                         detail::pg_int(r, i, due_col),
+                         detail::pg_int(r, i, seq_col), i);
+    std::sort(order.begin(), order.end());
+    for (auto& entry : order) {
+      auto i = std::get<3>(entry);
+      auto id = static_cast<uint64_t>(detail::pg_int(r, i, id_col));
+      auto attempt = static_cast<uint32_t>(detail::pg_int(r, i, attempt_col));
+      auto token = detail::pg_int(r, i, token_col);
+      auto load = [&](int col, auto& out, const char* what) -> caf::error {
+        auto err = detail::load(sys_, PQgetvalue(r, i, col),
+                                static_cast<size_t>(PQgetlength(r, i, col)),
+                                out);
+        if (!err)
+          return caf::none;
+        return caf::make_error(
+            pool_errc::store_failed, db.target(),
+            fmt::format("cannot read the {} of op#{}: {}; register its types "
+                        "with the actor system (pool::configure, "
+                        "add_message_type) before opening the store",
+                        what, id, describe(err)));
+      };
+      work_record record{attempt_id{id, attempt}, caf::message{}};
+      if (auto err = load(payload_col, record.payload, "payload"))
+        return err;
+      record.priority =
+          static_cast<int32_t>(detail::pg_int(r, i, priority_col));
+      if (!detail::pg_null(r, i, ckey_col))
+        record.concurrency_key = detail::pg_text(r, i, ckey_col);
+      if (!detail::pg_null(r, i, options_col)) {
+        job_options opts;
+        if (auto err = load(options_col, opts, "options"))
+          return err;
+        record.max_attempts = opts.max_attempts();
+        record.budget = opts.attempt_timeout();
+      }
+      held_[id] = held_attempt{attempt, token};
+      claimed_.push_back(claimed_entry{std::move(record), true});
+    }
+    return static_cast<size_t>(rows);
+  };
+  auto claimed = detail::in_group_or_alone(
+      *group_, *db_, body, [this] { static_cast<void>(after_rollback()); });
+  if (!claimed)
+    return std::move(claimed.error());
+  if (!group_->open())
+    for (auto& x : claimed_)
+      x.in_group = false;
+  counts_.available -= std::min(counts_.available, *claimed);
+  return caf::none;
+}
+
+void pg_store::set_priority_aging(std::optional<caf::timespan> step) {
+  aging_ = step;
+}
+
+} // namespace pool
