@@ -20,7 +20,7 @@ void usage() {
   std::puts(
       "usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
       "workloads: trivial bulk latency sweep workers resize queue durable uneven "
-      "saturation ablation http flow\n"
+      "saturation ablation http flow keys\n"
       "environment, for trying a change (a report wants none of them):\n"
       "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
       "  POOL_BENCH_TARGETS=a,b         trivial/bulk/latency: only these targets\n"
@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
       {"saturation", bench::run_saturation},
       {"http", bench::run_http},
       {"flow", bench::run_flow},
+      {"keys", bench::run_keys},
   };
   // How busy the machine was meanwhile, with this process and without:
   // other load on the cores skews every figure.

@@ -30,6 +30,7 @@ void run_saturation(const settings& cfg);
 /// every second vs plain, trivial jobs, alternating.
 void run_http(const settings& cfg);
 void run_flow(const settings& cfg);
+void run_keys(const settings& cfg);
 
 /// One job at a time on an idle pool: latency vs a bare CAF request.
 void run_latency(const settings& cfg);

@@ -122,7 +122,9 @@ uint64_t shepherd_core::accept(submission sub) {
   }
   exchange::add add{attempt_id{id, 1}, entry.stamp, std::move(sub.key),
                     std::move(ack), false};
-  add.options = table_.options_of(id, entry).has_value();
+  // Only a durable store keeps options (the entry itself carries its
+  // priority and key); without them, adds may be grouped.
+  add.options = durable_ && table_.options_of(id, entry).has_value();
   link_.add(std::move(add), t);
   note_waiting();
   return id;
