@@ -5,14 +5,18 @@
 // Every job run appends "ran <input>" to OUTPUT_FILE (one write each, so a
 // SIGKILL loses no line of a job that ran), and returns input * input.
 // Prints "ready" once its pool is up and "enqueued" once every submit has
-// an id.
-// Usage: pg_pool_child CONNINFO OUTPUT_FILE ENQUEUE
+// an id. With ENQUEUE "cron" it instead runs a periodic schedule named
+// "tick" every second (`pool::spawn_periodic`) whose job appends "tick
+// <operation id>"; with "cron-late" its clock runs 400 ms behind, so that
+// it enqueues each tick after the other process's run of it finished.
+// Usage: pg_pool_child CONNINFO OUTPUT_FILE ENQUEUE|cron|cron-late
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -50,11 +54,16 @@ int main(int argc, char** argv) {
     std::perror(argv[2]);
     return 1;
   }
-  auto enqueue = std::atol(argv[3]);
+  auto late = std::string{argv[3]} == "cron-late";
+  auto cron = late || std::string{argv[3]} == "cron";
+  auto enqueue = cron ? 0 : std::atol(argv[3]);
   config cfg;
   caf::actor_system sys{cfg};
   auto job = [fd](int64_t x) {
-    say(fd, "ran " + std::to_string(x));
+    if (x < 0) // a tick
+      say(fd, "tick " + std::to_string(pool::current_job()->operation));
+    else
+      say(fd, "ran " + std::to_string(x));
     std::this_thread::sleep_for(std::chrono::microseconds(500));
     return x * x;
   };
@@ -70,6 +79,24 @@ int main(int argc, char** argv) {
   if (!pool) {
     std::fprintf(stderr, "%s\n", pool::describe(pool.error()).c_str());
     return 1;
+  }
+  std::optional<caf::actor> periodic;
+  if (cron) {
+    auto spec = pool::periodic_spec{};
+    spec.name = "tick";
+    spec.cron = "* * * * * *";
+    spec.log = pool::silent_log_hook();
+    if (late)
+      spec.clock = [] {
+        return std::chrono::system_clock::now()
+               - std::chrono::milliseconds(400);
+      };
+    auto started = pool::spawn_periodic(sys, *pool, spec, int64_t{-1});
+    if (!started) {
+      std::fprintf(stderr, "%s\n", pool::describe(started.error()).c_str());
+      return 1;
+    }
+    periodic = *started;
   }
   say(fd, "ready");
   caf::scoped_actor self{sys};
