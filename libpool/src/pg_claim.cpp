@@ -112,10 +112,11 @@ caf::error pg_store::claim(time_point now) {
           static_cast<int32_t>(detail::pg_int(r, i, priority_col));
       if (!detail::pg_null(r, i, ckey_col))
         record.concurrency_key = detail::pg_text(r, i, ckey_col);
-      if (!detail::pg_null(r, i, options_col)) {
-        job_options opts;
-        if (auto err = load(options_col, opts, "options"))
-          return err;
+      // Options that do not read (a newer build's) leave the pool's
+      // defaults: the entry still runs.
+      job_options opts;
+      if (!detail::pg_null(r, i, options_col)
+          && !load(options_col, opts, "options")) {
         record.max_attempts = opts.max_attempts();
         record.budget = opts.attempt_timeout();
       }

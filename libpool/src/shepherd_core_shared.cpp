@@ -3,6 +3,8 @@
 // operations, and attempts are leased. docs/postgres.md walks through it.
 #include "pool/shepherd_core.hpp"
 
+#include <algorithm>
+
 #include <caf/make_message.hpp>
 
 #include "pool/type_ids.hpp"
@@ -29,9 +31,13 @@ void shepherd_core::take_shared(std::vector<work_record>& records) {
       if (!record.concurrency_key.empty())
         table_.extras_of(id).concurrency_key = record.concurrency_key;
       ++mon_.counters().adopted;
-      if (record.id.attempt > sup_.attempts_for(table_.find(id)->policy)) {
-        // Taken back from a dead shepherd once too often: its last
-        // attempt was the last one allowed.
+      // Taken back from a dead shepherd once too often: its last attempt
+      // was the last one allowed. (The attempt number also counts
+      // snoozes, which this shepherd cannot see: it never fails an
+      // operation earlier than the pool's own limit would.)
+      auto allowed = std::max(sup_.attempts_for(table_.find(id)->policy),
+                              sup_.attempts_for(operation_policy{}));
+      if (record.id.attempt > allowed) {
         fail(id, caf::make_error(pool_errc::operation_failed, id,
                                  std::vector<attempt_failure>{}));
       }

@@ -87,8 +87,10 @@ constexpr bool typed_accepts_v = caf::response_type_unbox<
 /// `sub_after`, `sub_with` and `enq_typed` (with or without `job_options`),
 /// which replies the operation id at once and then sends the enqueuer
 /// `(op_result, uint64_t id, Out)` or `(op_failed, uint64_t id,
-/// caf::error)`. For everything else (stats, pause, drain, resize…)
-/// `pool::untyped(handle)` gives the plain `caf::actor`.
+/// caf::error)`; with a unique key that answers an existing operation's
+/// id, only that operation's own enqueuer gets its outcome. For everything
+/// else (stats, pause, drain, resize…) `pool::untyped(handle)` gives the
+/// plain `caf::actor`.
 template <class Sig>
 using typed_pool = typename detail::typed_pool_of<Sig>::type;
 
