@@ -195,3 +195,44 @@ TEST_CASE("a real number may be written as a whole one" *
   CHECK(opts->jitter() == 0.0);
   CHECK(opts->backoff_multiplier() == 3.0);
 }
+
+TEST_CASE("flow control comes from the configuration: a start rate, limits "
+          "for every concurrency key, aging" *
+          doctest::timeout(10)) {
+  auto opts = parse({"--pool.rate-limit=100", "--pool.rate-period=500ms",
+                     "--pool.key-concurrency=2", "--pool.key-rate=5",
+                     "--pool.priority-aging=10s"});
+  REQUIRE(opts);
+  REQUIRE(opts->rate_limit());
+  CHECK(opts->rate_limit()->starts == 100);
+  CHECK(opts->rate_limit()->per == caf::timespan{500ms});
+  auto limit = opts->key_flow().limit_of("any-tenant");
+  REQUIRE(limit != nullptr);
+  CHECK(limit->concurrency == std::optional<uint32_t>{2});
+  REQUIRE(limit->rate);
+  CHECK(limit->rate->starts == 5);
+  CHECK(limit->rate->per == caf::timespan{500ms});
+  CHECK(opts->key_flow().priority_aging() == caf::timespan{10s});
+  // The period defaults to a second; nothing configured, no limits.
+  auto per_second = parse({"--pool.key-rate=3"});
+  REQUIRE(per_second);
+  CHECK(per_second->key_flow().limit_of("k")->rate->per == caf::timespan{1s});
+  CHECK(!per_second->key_flow().limit_of("k")->concurrency);
+  CHECK(!per_second->rate_limit());
+  auto plain = parse({});
+  REQUIRE(plain);
+  CHECK(!plain->key_flow().limited());
+  // Bad values are refused naming the field.
+  auto text = [](caf::expected<pool::pool_options> x) {
+    REQUIRE(!x);
+    return caf::to_string(x.error());
+  };
+  CHECK(text(parse({"--pool.key-concurrency=0"}))
+            .find("key_limit[every key].concurrency") != std::string::npos);
+  CHECK(text(parse({"--pool.rate-limit=0"})).find("rate_limit")
+        != std::string::npos);
+  CHECK(text(parse({"--pool.key-rate=2", "--pool.rate-period=0s"}))
+            .find("key_limit[every key].rate") != std::string::npos);
+  CHECK(text(parse({"--pool.priority-aging=0s"})).find("priority_aging")
+        != std::string::npos);
+}

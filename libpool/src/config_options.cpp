@@ -1,5 +1,7 @@
 #include "pool/config_options.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include <caf/config_option.hpp>
@@ -119,6 +121,16 @@ constexpr pool_option all_options[] = {
      "postgres: how long an attempt stays leased without renewal"},
     {"postgres-limit", value_kind::integer, "16",
      "postgres: most attempts running at once across every process"},
+    {"rate-limit", value_kind::integer, "100",
+     "most attempts started per rate-period"},
+    {"rate-period", value_kind::duration, "1s",
+     "the period of rate-limit and key-rate (default 1s)"},
+    {"key-concurrency", value_kind::integer, "1",
+     "most attempts of one concurrency key at once, 1 = in order"},
+    {"key-rate", value_kind::integer, "10",
+     "most attempts of one concurrency key started per rate-period"},
+    {"priority-aging", value_kind::duration, "10s",
+     "a waiting entry gains one priority level per this time"},
 };
 
 bool holds(const caf::config_value& x, value_kind kind) {
@@ -347,6 +359,37 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.commit_interval(*x);
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("unique-window")))
     opts.unique_window(*x);
+  // Flow control: a pool-wide start rate, and limits for every key.
+  auto period = caf::get_or(cfg, key("rate-period"),
+                            caf::timespan{std::chrono::seconds(1)});
+  auto rate = count("rate-limit", "rate_limit", 1);
+  if (!rate)
+    return std::move(rate.error());
+  if (*rate)
+    opts.rate_limit(**rate, period);
+  auto key_conc = count("key-concurrency", "key_limit[every key].concurrency",
+                        1);
+  if (!key_conc)
+    return std::move(key_conc.error());
+  auto key_rate = count("key-rate", "key_limit[every key].rate", 1);
+  if (!key_rate)
+    return std::move(key_rate.error());
+  auto aging = caf::get_if<caf::timespan>(&cfg, key("priority-aging"));
+  if (*key_conc || *key_rate || aging) {
+    auto flow = opts.key_flow();
+    if (*key_conc || *key_rate) {
+      key_limit every;
+      if (*key_conc)
+        every.concurrency = static_cast<uint32_t>(
+            std::min<size_t>(**key_conc, UINT32_MAX));
+      if (*key_rate)
+        every.rate = start_rate{**key_rate, period};
+      flow.every_key(every);
+    }
+    if (aging)
+      flow.priority_aging(*aging);
+    opts.key_flow(std::move(flow));
+  }
   if (auto err = opts.validate())
     return err;
   return opts;
