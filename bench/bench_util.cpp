@@ -158,6 +158,8 @@ system_config::system_config(std::optional<size_t> threads,
     set("work-stealing.aggressive-poll-attempts", *aggressive_polls);
   if (auto x = std::getenv("POOL_BENCH_MODERATE"))
     set("work-stealing.moderate-poll-attempts", std::stoul(x));
+  if (auto x = std::getenv("POOL_BENCH_MAX_THROUGHPUT"))
+    set("scheduler.max-throughput", std::stoul(x));
   if (auto x = std::getenv("POOL_BENCH_RELAXED_US"))
     set("work-stealing.relaxed-sleep-duration",
         caf::timespan{std::chrono::microseconds{std::stoul(x)}});

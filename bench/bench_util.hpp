@@ -4,10 +4,12 @@
 // resident memory, CSV output, the actor systems each workload starts, the
 // request drivers, and the mutex + condition-variable thread pool baseline.
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <future>
@@ -212,6 +214,21 @@ target pool_target(caf::actor_system& sys, std::string name, caf::actor pool,
 /// `window` requests outstanding.
 target actor_target(caf::actor_system& sys, std::string name,
                     caf::actor dest, size_t window);
+
+/// POOL_BENCH_TARGETS=a,b keeps only the named targets (for profiling one).
+template <class T, class Name>
+void keep_chosen(std::vector<T>& targets, Name name_of) {
+  auto only = std::getenv("POOL_BENCH_TARGETS");
+  if (only == nullptr)
+    return;
+  std::string list = std::string{","} + only + ",";
+  targets.erase(std::remove_if(targets.begin(), targets.end(),
+                               [&](const T& t) {
+                                 return list.find("," + name_of(t) + ",") ==
+                                        std::string::npos;
+                               }),
+                targets.end());
+}
 
 /// Runs each target once with `warmup` jobs, then `reps` rounds of `n` jobs
 /// each, the targets alternating within a round; reports each run to

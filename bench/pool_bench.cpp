@@ -23,7 +23,9 @@ void usage() {
       "saturation ablation http flow keys\n"
       "environment, for trying a change (a report wants none of them):\n"
       "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
-      "  POOL_BENCH_TARGETS=a,b         trivial/bulk/latency: only these targets\n"
+      "  POOL_BENCH_TARGETS=a,b         trivial/bulk/latency/saturation: only these targets\n"
+      "  POOL_BENCH_SATURATION=20x2,... saturation: only these points (us x workers)\n"
+      "  POOL_BENCH_MAX_THROUGHPUT=N    scheduler.max-throughput\n"
       "  POOL_BENCH_MODERATE=N          work-stealing.moderate-poll-attempts\n"
       "  POOL_BENCH_RELAXED_US=N        work-stealing.relaxed-sleep-duration");
 }

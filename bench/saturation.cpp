@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <string>
 #include <thread>
@@ -65,6 +66,13 @@ caf::behavior burner_actor(caf::event_based_actor*, uint64_t iters) {
   return {[iters](int32_t x) { return burn(iters, x); }};
 }
 
+/// CPU time this process used so far, in seconds.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 struct point {
   double job_us;
   size_t workers;
@@ -106,7 +114,20 @@ void measure_point(const settings& cfg, csv_file& out, caf::actor_system& sys,
              0};
        }},
   };
+  // Each run's process CPU time, to tell dead time (CPU short of the
+  // workers' share) from overhead (CPU spent, jobs not done).
+  keep_chosen(systems, [](const target& t) { return t.name; });
   std::vector<std::vector<double>> shares(systems.size());
+  std::vector<std::vector<double>> cpus(systems.size());
+  for (size_t k = 0; k < systems.size(); ++k)
+    systems[k].run = [run = systems[k].run, &cpu = cpus[k]](size_t jobs) {
+      auto cpu0 = process_cpu_seconds();
+      auto t0 = clock_type::now();
+      auto res = run(jobs);
+      cpu.push_back((process_cpu_seconds() - cpu0) /
+                    seconds_between(t0, clock_type::now()));
+      return res;
+    };
   alternate(systems, std::max<size_t>(n / 10, 20), n, reps,
             [&](size_t k, size_t rep, const window_result& res) {
               auto rate = n / res.seconds;
@@ -118,8 +139,8 @@ void measure_point(const settings& cfg, csv_file& out, caf::actor_system& sys,
   std::printf("  %5.0f us x %zu workers:", p.job_us, p.workers);
   for (size_t k = 0; k < systems.size(); ++k) {
     auto s = spread_of(shares[k]);
-    std::printf("  %s %.2f (%.2f-%.2f)", systems[k].name.c_str(), s.median,
-                s.min, s.max);
+    std::printf("  %s %.2f (%.2f-%.2f) cpu %.2f", systems[k].name.c_str(),
+                s.median, s.min, s.max, spread_of(cpus[k]).median);
   }
   std::printf("\n");
   std::fflush(stdout);
@@ -151,13 +172,6 @@ void measure_ceiling(const settings& cfg, csv_file& out,
               workers, s.median, s.min, s.max, s.median * 20e-6,
               s.median * 200e-6);
   caf::anon_send_exit(coop, caf::exit_reason::user_shutdown);
-}
-
-/// CPU time this process used so far, in seconds.
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /// Share of one core the process burns over `idle` with `what` spawned
@@ -216,9 +230,22 @@ void run_saturation(const settings& cfg) {
   std::vector<size_t> worker_counts{cores};
   if (cores > 1)
     worker_counts.push_back(cores - 1);
+  // POOL_BENCH_SATURATION=20x2,200x1 measures only those points (job
+  // microseconds x workers) and skips the ceiling and idle CPU.
+  auto only = std::getenv("POOL_BENCH_SATURATION");
+  auto wanted = [only](double job_us, size_t workers) {
+    if (only == nullptr)
+      return true;
+    auto key = "," + std::to_string(static_cast<int>(job_us)) + "x" +
+               std::to_string(workers) + ",";
+    return ("," + std::string{only} + ",").find(key) != std::string::npos;
+  };
   for (auto job_us : {20.0, 200.0, 2000.0})
     for (auto workers : worker_counts)
-      measure_point(cfg, out, sys, {job_us, workers}, steps, reps);
+      if (wanted(job_us, workers))
+        measure_point(cfg, out, sys, {job_us, workers}, steps, reps);
+  if (only != nullptr)
+    return;
   csv_file ceiling{cfg, "saturation_ceiling.csv",
                    "workers,rep,jobs,seconds,jobs_per_s"};
   measure_ceiling(cfg, ceiling, sys, cores, reps);

@@ -45,21 +45,6 @@ caf::actor make_actor_pool(caf::actor_system& sys, size_t workers) {
       [&sys] { return sys.spawn(doubler); }, caf::actor_pool::round_robin());
 }
 
-/// POOL_BENCH_TARGETS=a,b keeps only the named targets (for profiling one).
-template <class T, class Name>
-void keep_chosen(std::vector<T>& targets, Name name_of) {
-  auto only = std::getenv("POOL_BENCH_TARGETS");
-  if (only == nullptr)
-    return;
-  std::string list = std::string{","} + only + ",";
-  targets.erase(std::remove_if(targets.begin(), targets.end(),
-                               [&](const T& t) {
-                                 return list.find("," + name_of(t) + ",") ==
-                                        std::string::npos;
-                               }),
-                targets.end());
-}
-
 /// Runs each target `reps` times, interleaved, after a warm-up of n / 10;
 /// writes rows and prints the median with its spread.
 void measure(const settings& cfg, csv_file& out, const std::string& workload,
