@@ -340,6 +340,13 @@ inline bool core_sim::worker_step(uint64_t key) {
   } else if (msg.match_elements<work_to_do_atom, std::vector<work_record>,
                                 bool>()) {
     run(msg.get_as<std::vector<work_record>>(1), msg.get_as<bool>(2));
+  } else if (msg.match_elements<work_to_do_atom, std::vector<work_record>,
+                                bool, claim_ticket>()) {
+    // Sent ahead: run unless withdrawn.
+    auto ticket = msg.get_as<claim_ticket>(3);
+    auto id = reinterpret_cast<uintptr_t>(fake_effects::fake_key(key));
+    if (ticket.take(id))
+      run(msg.get_as<std::vector<work_record>>(1), msg.get_as<bool>(2));
   } else if (msg.match_elements<work_to_do_atom, work_record, claim_ticket>()) {
     auto ticket = msg.get_as<claim_ticket>(2);
     auto id = reinterpret_cast<uintptr_t>(fake_effects::fake_key(key));

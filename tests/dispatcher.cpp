@@ -3,6 +3,8 @@
 // each speed mechanism on or off, and the plain pull joined workers get.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "core_sim.hpp"
 
 using namespace std::chrono_literals;
@@ -79,6 +81,7 @@ TEST_CASE("dispatcher: while every worker is busy, the next due entry is "
           doctest::timeout(10)) {
   pool::dispatch_tuning one_at_a_time;
   one_at_a_time.max_batch = 1;
+  one_at_a_time.lookahead = false;
   core_sim sim{opts(2, one_at_a_time)};
   for (int i = 0; i < 4; ++i)
     sim.enqueue(i);
@@ -180,4 +183,60 @@ TEST_CASE("dispatcher: a failed attempt is retried after the backoff" *
   CHECK(
       sim.outcomes.begin()->second.front().get_as<caf::message>(2).get_as<int>(
           0) == 10);
+}
+
+TEST_CASE("dispatcher: lookahead: a busy worker gets its next entry while it "
+          "runs and starts it without asking, and one that asks while "
+          "nothing else is ready takes back the entry sent ahead to another" *
+          doctest::timeout(10)) {
+  pool::dispatch_tuning one_at_a_time;
+  one_at_a_time.max_batch = 1;
+  core_sim sim{opts(2, one_at_a_time)};
+  std::map<int, int> started; // input -> starts
+  std::map<uint64_t, int> runs; // worker -> attempts started
+  sim.on_start = [&](uint64_t key, const std::vector<pool::work_record>& xs) {
+    for (auto& x : xs) {
+      ++started[x.payload.get_as<int>(0)];
+      ++runs[key];
+    }
+  };
+  for (int i = 0; i < 4; ++i)
+    sim.enqueue(i);
+  sim.settle();
+  auto busy = sim.in_phase(pool::worker_phase::working);
+  REQUIRE(busy.size() == 2);
+  auto st = sim.core.stats();
+  CHECK(st.sent_ahead == 2);
+  CHECK(st.available == 2); // sent ahead: not started, so still available
+  CHECK(st.held == 2);
+  auto a = busy[0];
+  auto b = busy[1];
+  // b finishes and starts the entry sent ahead to it.
+  auto asks = sim.fx.count_atom("queue", pool::get_work_atom::value);
+  sim.finish(b);
+  sim.settle();
+  CHECK(sim.workers[b].phase == pool::worker_phase::working);
+  CHECK(runs[b] == 2);
+  // b finishes that one too and asks: nothing else is ready, so it takes
+  // the entry sent ahead to a, which is still busy with its first.
+  sim.finish(b);
+  sim.settle();
+  CHECK(sim.core.stats().taken_back == 1);
+  CHECK(runs[b] == 3);
+  CHECK(sim.fx.count_atom("queue", pool::get_work_atom::value) ==
+        asks);
+  // a finishes its first; the entry sent ahead to it is gone (withdrawn).
+  for (int i = 0; i < 10 && sim.core.stats().completed < 4; ++i) {
+    for (auto key : sim.in_phase(pool::worker_phase::working))
+      sim.finish(key);
+    sim.settle();
+  }
+  st = sim.core.stats();
+  CHECK(st.completed == 4);
+  CHECK(st.stale_replies == 0);
+  CHECK(runs[a] == 1);
+  for (int i = 0; i < 4; ++i)
+    CHECK(started[i] == 1);
+  for (auto& kvp : sim.outcomes)
+    CHECK(kvp.second.size() == 1);
 }

@@ -12,6 +12,8 @@
 #include <caf/message.hpp>
 
 #include <pool/shepherd_effects.hpp>
+#include <pool/type_ids.hpp>
+#include <pool/work_record.hpp>
 
 namespace pool::test {
 
@@ -126,6 +128,29 @@ struct fake_effects : shepherd_effects {
           x.msg.get_as<caf::atom_value>(0) == atom)
         ++n;
     return n;
+  }
+
+  /// The records of every `work_to_do` sent to workers, in order, in any of
+  /// its forms (one record, a batch, handed or sent ahead under a ticket);
+  /// a record handed ahead to several workers counts once.
+  std::vector<work_record> handed_out() const {
+    std::vector<work_record> result;
+    auto add = [&](const work_record& x) {
+      for (auto& y : result)
+        if (y.id == x.id)
+          return;
+      result.push_back(x);
+    };
+    for (auto& e : log_) {
+      if (e.what != "worker" || !e.msg.match_element<work_to_do_atom>(0))
+        continue;
+      if (e.msg.match_element<work_record>(1))
+        add(e.msg.get_as<work_record>(1));
+      else if (e.msg.match_element<std::vector<work_record>>(1))
+        for (auto& x : e.msg.get_as<std::vector<work_record>>(1))
+          add(x);
+    }
+    return result;
   }
 
   /// Whether any log line contains `text`.

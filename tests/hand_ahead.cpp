@@ -29,7 +29,7 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   // (Without hand-ahead, which the next tests cover: the entry waits here.)
   auto pool =
-      spawn_with(twice, pool::pool_options{}.workers(1).hand_ahead(false));
+      spawn_with(twice, pool::pool_options{}.workers(1).hand_ahead(false).lookahead(false));
   run();
   frozen = "pool.worker"; // the worker is stuck in its first job
   for (int i = 0; i < 3; ++i)
@@ -57,7 +57,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "hand-ahead: a busy worker is handed the next due entry, "
                   "takes it as its job ends and runs it without asking" *
                       doctest::timeout(30)) {
-  auto pool = spawn_with(twice, pool::pool_options{}.workers(1).max_batch(1));
+  auto pool = spawn_with(twice, pool::pool_options{}.workers(1).max_batch(1).lookahead(false));
   run();
   frozen = "pool.worker"; // the worker is stuck in its first job
   for (int i = 0; i < 3; ++i)
@@ -91,7 +91,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "hand-ahead: an entry handed to a busy worker goes to "
                   "another worker that asks first, and runs once" *
                       doctest::timeout(30)) {
-  auto pool = spawn_with(twice, pool::pool_options{}.workers(1).max_batch(1));
+  auto pool = spawn_with(twice, pool::pool_options{}.workers(1).max_batch(1).lookahead(false));
   run();
   // The scoped actor joins as a second worker; it slept last, so the first
   // submit wakes it and it holds entry 0.
@@ -136,7 +136,7 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto ran = std::make_shared<std::vector<int>>();
   auto pool = spawn_with(twice_logged(ran),
-                         pool::pool_options{}.workers(2).max_batch(1));
+                         pool::pool_options{}.workers(2).max_batch(1).lookahead(false));
   run();
   frozen = "pool.worker"; // both workers stuck in their first job
   for (int i = 0; i < 3; ++i)
@@ -174,7 +174,7 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto ran = std::make_shared<std::vector<int>>();
   auto pool = spawn_with(twice_logged(ran),
-                         pool::pool_options{}.workers(1).max_batch(1));
+                         pool::pool_options{}.workers(1).max_batch(1).lookahead(false));
   run();
   frozen = "pool.worker";
   std::vector<uint64_t> ids;
@@ -205,7 +205,7 @@ TEST_CASE_FIXTURE(deterministic,
   auto ran = std::make_shared<std::vector<int>>();
   auto pool = spawn_with(
       twice_logged(ran),
-      pool::pool_options{}.workers(1).max_batch(1).attempt_timeout(1s));
+      pool::pool_options{}.workers(1).max_batch(1).lookahead(false).attempt_timeout(1s));
   run();
   frozen = "pool.worker"; // stuck in entry 0, entry 1 handed ahead
   self->send(pool, pool::submit_atom_v, 0);
@@ -238,7 +238,7 @@ TEST_CASE_FIXTURE(deterministic,
                   "hand-ahead off: the busy worker is handed nothing ahead" *
                       doctest::timeout(30)) {
   auto pool = spawn_with(
-      twice, pool::pool_options{}.workers(1).max_batch(1).hand_ahead(false));
+      twice, pool::pool_options{}.workers(1).max_batch(1).lookahead(false).hand_ahead(false));
   run();
   frozen = "pool.worker";
   for (int i = 0; i < 3; ++i)

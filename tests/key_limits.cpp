@@ -268,17 +268,8 @@ TEST_CASE("priority order: entries waiting together start highest "
     }
     // The order of hand-outs, as the shepherd sent them.
     std::vector<int> order;
-    for (auto& e : sim.fx.log_) {
-      if (e.what != "worker")
-        continue;
-      if (e.msg.match_elements<pool::work_to_do_atom, pool::work_record>())
-        order.push_back(
-            e.msg.get_as<pool::work_record>(1).payload.get_as<int>(0));
-      else if (e.msg.match_elements<pool::work_to_do_atom,
-                                    std::vector<pool::work_record>, bool>())
-        for (auto& x : e.msg.get_as<std::vector<pool::work_record>>(1))
-          order.push_back(x.payload.get_as<int>(0));
-    }
+    for (auto& x : sim.fx.handed_out())
+      order.push_back(x.payload.get_as<int>(0));
     REQUIRE(order.size() == 200);
     for (size_t i = 1; i < order.size(); ++i) {
       auto a = priority_of[order[i - 1]];

@@ -32,7 +32,8 @@ TEST_CASE_FIXTURE(deterministic,
                   "capacity holds with hand-ahead on: an entry handed ahead "
                   "still waits, so a submit over capacity is refused" *
                       doctest::timeout(30)) {
-  auto pool = spawn_with(twice, pool::pool_options{}.workers(1).capacity(2));
+  auto pool = spawn_with(
+      twice, pool::pool_options{}.workers(1).capacity(2).lookahead(false));
   run();
   frozen = "pool.worker";                   // stuck in its first job
   self->send(pool, pool::submit_atom_v, 1); // runs
@@ -47,6 +48,30 @@ TEST_CASE_FIXTURE(deterministic,
   st = stats_of(pool);
   CHECK(st.available == 2);
   CHECK(st.rejected == 1);
+  frozen.clear();
+}
+
+TEST_CASE_FIXTURE(deterministic,
+                  "capacity holds with lookahead on: an entry sent ahead to "
+                  "a busy worker still waits, so a submit over capacity is "
+                  "refused" *
+                      doctest::timeout(30)) {
+  auto pool = spawn_with(twice, pool::pool_options{}.workers(1).capacity(2));
+  run();
+  frozen = "pool.worker";                   // stuck in its first job
+  self->send(pool, pool::submit_atom_v, 1); // runs
+  self->send(pool, pool::submit_atom_v, 2); // waits (sent ahead)
+  self->send(pool, pool::submit_atom_v, 3); // waits
+  run();
+  auto st = stats_of(pool);
+  CHECK(st.sent_ahead == 1);
+  CHECK(st.available == 2);
+  auto over = ask(pool, caf::make_message(pool::submit_atom_v, 4));
+  CHECK(pool::is(over, pool::pool_errc::overloaded));
+  st = stats_of(pool);
+  CHECK(st.available == 2);
+  CHECK(st.rejected == 1);
+  check_identity(st);
   frozen.clear();
 }
 

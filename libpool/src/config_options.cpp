@@ -246,6 +246,8 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.short_cuts(*x);
   if (auto x = caf::get_if<bool>(&cfg, key("hand-ahead")))
     opts.hand_ahead(*x);
+  if (auto x = caf::get_if<bool>(&cfg, key("lookahead")))
+    opts.lookahead(*x);
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("batch-time")))
     opts.batch_time(*x);
   if (auto x = caf::get_if<int64_t>(&cfg, key("workers"))) {

@@ -20,7 +20,8 @@ dispatcher::dispatcher(dispatch_tuning tuning,
       table_(table), link_(link), mon_(mon), fx_(fx), host_(host),
       gate_(gate), keys_(std::move(keys)) {
   if (!tuning_.prefetch)
-    tuning_.hand_ahead = false; // (hands out entries taken out ahead)
+    tuning_.hand_ahead = tuning_.lookahead = false; // (they hand out entries
+                                                    // taken out ahead)
   link_.group_adds(tuning_.group_adds && tuning_.max_batch > 1);
 }
 
@@ -93,6 +94,7 @@ void dispatcher::on_work(const exchange::get& ask,
     for (auto& record : records)
       ready_.push_back(std::move(record));
     serve_askers();
+    serve_lookahead();
     hand_ahead();
     return;
   }
@@ -191,6 +193,10 @@ void dispatcher::find_work(worker_ref worker) {
       return;
     }
   }
+  // Older than anything still in the queue: a batch sent ahead to a busy
+  // worker that has not started it (it may be stuck in a long job).
+  if (ready_.empty() && !ahead_holders_.empty())
+    take_back_oldest();
   if (!ready_.empty()) {
     dispatch(worker, take_ready(n));
     return;
@@ -232,8 +238,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
   bool timed = false;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& record = batch[i];
-    auto op = table_.current(record.id);
-    if (op == nullptr || op->phase != operation_phase::queued)
+    if (!startable(record))
       continue; // Ended, moved on, or held already: this entry is obsolete.
     if (!taker || kept >= may) {
       requeue(record.id, now);
@@ -245,10 +250,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     }
     if (keys_.limited() && !key_admits(record, now))
       continue; // Parked until its key may start.
-    mon_.queue_wait().record(now - op->stamp);
-    table_.hold(record.id.operation, worker, now);
-    record.budget = budget(*op); // (shown to the job: current_job())
-    timed = timed || record.budget != caf::timespan::zero();
+    timed = hold(worker, record, now) || timed;
     if (kept != i)
       batch[kept] = std::move(record);
     ++kept;
@@ -270,6 +272,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
   slot->unaware = false;
   slot->started = now;
   slot->held.clear();
+  forget_ahead(*slot); // (A waiting worker holds none.)
   slot->held.reserve(batch.size());
   for (auto& record : batch)
     slot->held.push_back(record.id);
@@ -287,6 +290,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
                                            timed));
   }
   host_.room_changed();
+  send_ahead(worker);
   hand_ahead();
   prefetch();
 }
@@ -341,8 +345,11 @@ void dispatcher::serve_askers() {
 void dispatcher::prefetch() {
   if (!tuning_.prefetch || gate_.paused())
     return;
-  // Enough for the next batch of every busy worker.
-  auto limit = std::min(roster_.busy() * batch_size(false), max_ready);
+  // Enough for the next batch of every busy worker (and, with lookahead,
+  // the one after it).
+  auto limit = std::min(roster_.busy() * batch_size(false) *
+                            (tuning_.lookahead ? 2 : 1),
+                        max_ready);
   auto have = ready_.size() + prefetching_;
   auto getting = link_.getting();
   auto unasked =
@@ -457,7 +464,7 @@ std::optional<work_record> dispatcher::withdraw_ahead() {
 
 // -- lifecycle hooks ----------------------------------------------------------
 
-void dispatcher::operation_ended(uint64_t id) {
+void dispatcher::operation_ended(uint64_t id, const operation& op) {
   // An entry taken out ahead no longer counts as available.
   auto obsolete = [id](const work_record& x) { return x.id.operation == id; };
   ready_.erase(std::remove_if(ready_.begin(), ready_.end(), obsolete),
@@ -468,11 +475,18 @@ void dispatcher::operation_ended(uint64_t id) {
   }
   if (ahead_ && ahead_->id.operation == id && ahead_->ticket.withdraw())
     ahead_.reset(); // (Taken: it runs, and its report is stale.)
+  if (op.sent_ahead())
+    ended_ahead(op.holder);
 }
 
 std::optional<attempt_id> dispatcher::worker_gone(worker_ref worker) {
   askers_.erase(std::remove(askers_.begin(), askers_.end(), worker),
                 askers_.end());
+  lookahead_wanted_.erase(std::remove(lookahead_wanted_.begin(),
+                                      lookahead_wanted_.end(), worker),
+                          lookahead_wanted_.end());
+  if (auto slot = roster_.get(worker))
+    forget_ahead(*slot); // (Its batch sent ahead goes back with the rest.)
   if (!may_take_ahead(worker))
     return std::nullopt;
   auto id = ahead_->id;

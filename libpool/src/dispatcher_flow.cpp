@@ -79,6 +79,7 @@ size_t dispatcher::startable_keys() {
 void dispatcher::paused() {
   if (auto back = withdraw_ahead())
     ready_.push_front(std::move(*back));
+  take_back_all();
 }
 
 void dispatcher::resumed() {

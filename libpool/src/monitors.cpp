@@ -219,7 +219,8 @@ pool_stats monitors::snapshot(const worker_roster& roster,
   result.sleeping = roster.sleeping();
   result.joined = roster.joined();
   result.abandoned = abandoned;
-  result.available = table.available(now);
+  // (Attempts sent ahead to busy workers have not started: available.)
+  result.available = table.available(now) + table.sent_ahead();
   result.delayed = table.waiting() - result.available;
   result.held = table.held();
   result.parked = adm.parked() + adm.looking_up();

@@ -42,6 +42,7 @@ void operation_table::wait(uint64_t id, uint32_t attempt, time_point due,
   if (op->phase == operation_phase::held) {
     --held_;
     count_key(id, -1);
+    leave_ahead(*op);
     op->holder = worker_ref{};
     if (!op->returned_) {
       op->returned_ = true;
@@ -80,9 +81,27 @@ void operation_table::hold(uint64_t id, worker_ref worker, time_point now) {
       --returned_;
     }
   }
+  leave_ahead(*op);
   op->phase = operation_phase::held;
   op->holder = worker;
   op->stamp = now;
+}
+
+void operation_table::send_ahead(uint64_t id, worker_ref worker) {
+  auto op = find(id);
+  if (op == nullptr)
+    return;
+  auto due = op->stamp;
+  hold(id, worker, due);
+  op->ahead_ = true;
+  ++ahead_;
+}
+
+void operation_table::leave_ahead(operation& op) {
+  if (op.ahead_) {
+    op.ahead_ = false;
+    --ahead_;
+  }
 }
 
 operation_table::ended operation_table::end(uint64_t id) {
@@ -94,6 +113,8 @@ operation_table::ended operation_table::end(uint64_t id) {
   if (i->second.phase == operation_phase::held) {
     --held_;
     count_key(id, -1);
+    if (i->second.ahead_)
+      --ahead_; // (The flag stays: the ended operation tells it.)
   }
   result.op = std::move(i->second);
   ops_.erase(i);

@@ -24,10 +24,23 @@ void shepherd_core::status(const void* key, const attempt_id& id,
   auto elapsed = t - slot->started;
   slot->started = t;
   slot->held.erase(slot->held.begin());
-  if (!slot->held.empty())
+  if (slot->ahead > 0 && slot->held.size() == slot->ahead) {
+    // Its batch ended: it runs the one sent ahead now, unless its resource
+    // broke (it stops: that batch goes back unstarted).
+    if (failure == nullptr || !is(*failure, pool_errc::resource_broken)) {
+      disp_.start_ahead(worker, *slot);
+    } else {
+      auto back = std::move(slot->held);
+      slot->held.clear();
+      disp_.forget_ahead(*slot);
+      done_holding(worker, *slot);
+      return_unstarted(back, 0);
+    }
+  } else if (!slot->held.empty()) {
     disp_.next_in_batch(worker, *slot); // Reported attempt by attempt.
-  else
+  } else {
     done_holding(worker, *slot);
+  }
   auto op = table_.current(id);
   if (op == nullptr || op->phase != operation_phase::held) {
     ++mon_.counters().stale_replies;
@@ -63,12 +76,30 @@ void shepherd_core::status(const void* key,
     ++mon_.counters().stale_replies;
     return;
   }
-  auto held = std::move(slot->held);
-  slot->held.clear();
   // Since the first attempt reported here started, each job took its share
   // of the time.
-  auto elapsed = now() - slot->started;
-  done_holding(worker, *slot);
+  auto t = now();
+  auto elapsed = t - slot->started;
+  std::vector<attempt_id> held;
+  // (A worker whose resource broke reports that attempt last, and stops.)
+  auto stops = outcomes.back().failed() &&
+               is(outcomes.back().error, pool_errc::resource_broken);
+  if (slot->ahead > 0 && !stops &&
+      outcomes.size() + slot->ahead == slot->held.size()) {
+    // The whole batch: it runs the one sent ahead now.
+    auto end = slot->held.begin() + static_cast<ptrdiff_t>(outcomes.size());
+    held.assign(slot->held.begin(), end);
+    slot->held.erase(slot->held.begin(), end);
+    slot->started = t;
+    disp_.start_ahead(worker, *slot);
+  } else {
+    // (A worker that stopped early returns the rest, the batch sent ahead
+    // too.)
+    held = std::move(slot->held);
+    slot->held.clear();
+    disp_.forget_ahead(*slot);
+    done_holding(worker, *slot);
+  }
   disp_.note_processing(elapsed, outcomes.size());
   // Attempts the worker did not start (it stopped early) go back first:
   // settling an outcome may admit newer submits.
@@ -209,7 +240,7 @@ void shepherd_core::forget(uint64_t id) {
 
 void shepherd_core::ended_hooks(const operation_table::ended& ended) {
   // Each unit cleans up after the operation.
-  disp_.operation_ended(ended.id);
+  disp_.operation_ended(ended.id, ended.op);
   left(ended.op.intake);
   for (auto& caller : table_.unwatched())
     fx_.watch_caller(caller, false);

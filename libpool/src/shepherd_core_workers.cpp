@@ -31,10 +31,15 @@ void shepherd_core::give_work(const void* key) {
   auto slot = roster_.get(worker);
   if (slot == nullptr || slot->asking)
     return; // Not a member, or its earlier request is still pending.
+  if (slot->asks_due > 0) {
+    --slot->asks_due; // It ended a batch and runs the one sent ahead.
+    return;
+  }
   if (slot->phase == worker_phase::working) {
     // Asked for more without reporting the attempts it holds.
     auto held = std::move(slot->held);
     slot->held.clear();
+    disp_.forget_ahead(*slot);
     fail_held(held, caf::make_error(pool_errc::job_failed,
                                     std::string{"worker asked for work "
                                                 "without reporting"}));

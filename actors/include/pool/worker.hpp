@@ -169,8 +169,13 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
 struct worker_state {
   static inline const char* name = "pool.worker";
   worker_phase phase = worker_phase::sleeping;
-  /// While a batch reported attempt by attempt runs: who sent it.
-  caf::actor batch_from;
+  /// Who sent the last batch: where the reports of its attempts go when
+  /// the worker sent the rest of it, or a batch sent ahead, to itself. (A
+  /// weak handle: a worker keeps no shepherd alive.)
+  caf::actor_addr batch_from;
+  /// Whether the rest of that batch waits in the mailbox (sent to itself):
+  /// a batch sent ahead goes behind it.
+  bool rest_pending = false;
   /// A job that runs longer than this is reported to the shepherd as
   /// `(status_rep, run time)` before its outcome (0 = never). Set for
   /// cooperative workers: they measure on their own thread, so time spent
@@ -260,8 +265,8 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
                     start_clock](std::vector<work_record>& batch, bool each) {
     auto& st = self->state;
     if (self->current_sender() != self->ctrl())
-      st.batch_from = caf::actor_cast<caf::actor>(self->current_sender());
-    auto shepherd = st.batch_from;
+      st.batch_from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+    auto shepherd = caf::actor_cast<caf::actor>(st.batch_from);
     st.phase = worker_phase::working;
     start_clock();
     std::vector<attempt_outcome> outcomes;
@@ -288,14 +293,29 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     if (each && batch.size() > 1) {
       batch.erase(batch.begin());
       self->send(self, work_to_do_atom_v, std::move(batch), true);
+      st.rest_pending = true;
       return;
     }
+    st.rest_pending = false;
     if (!each)
       send_spread(self, shepherd, caf::make_message(status_reply_atom_v,
                                                     std::move(outcomes)));
-    st.batch_from = nullptr;
     st.phase = worker_phase::waiting;
     send_spread(self, shepherd, caf::make_message(give_me_work_atom_v));
+  };
+  // A batch sent ahead (docs/protocol.md "Lookahead") runs unless the
+  // shepherd withdrew it; behind the rest of a batch reported attempt by
+  // attempt, it waits its turn (it goes to the back of the mailbox again).
+  auto run_ahead = [self, run_batch](std::vector<work_record>& batch,
+                                     bool each, claim_ticket& ticket) {
+    if (self->state.rest_pending) {
+      // (From the shepherd that sent the batch now running.)
+      self->send(self, work_to_do_atom_v, std::move(batch), each,
+                 std::move(ticket));
+      return;
+    }
+    if (ticket.take(self->id()))
+      run_batch(batch, each);
   };
   self->state.sleeping = caf::behavior{
       [self](wake_up_atom) {
@@ -315,10 +335,19 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         run_batch(batch, each);
         self->become(self->state.waiting);
       },
-      [](work_to_do_atom, work_record&, claim_ticket&) {
-        // An entry handed ahead: a worker asking for work settles any open
-        // offer, so by the time this one was put to sleep it had gone to
-        // another worker.
+      [self, run_ahead](work_to_do_atom, std::vector<work_record>& batch,
+                        bool each, claim_ticket& ticket) {
+        run_ahead(batch, each, ticket);
+        self->become(self->state.waiting);
+      },
+      [self, run](work_to_do_atom, work_record& record, claim_ticket& ticket) {
+        // Handed or sent ahead: a worker asking for work settles any open
+        // offer, and none is sent ahead to a worker that may sleep, so the
+        // ticket is settled already (unless the shepherd skipped a wake-up).
+        if (ticket.take(self->id())) {
+          run(record);
+          self->become(self->state.waiting);
+        }
       },
       [](go_to_sleep_atom) {},
       [self](left_pool_atom, caf::error& reason) {
@@ -331,12 +360,21 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       [run_batch](work_to_do_atom, std::vector<work_record>& batch, bool each) {
         run_batch(batch, each);
       },
-      [self, run](work_to_do_atom, work_record& record, claim_ticket& ticket) {
-        // Handed ahead while this worker was busy (docs/protocol.md
-        // "Hand-ahead"): it runs the entry if no other worker took it
-        // first and the shepherd has not withdrawn it.
-        if (ticket.take(self->id()))
+      [run_ahead](work_to_do_atom, std::vector<work_record>& batch, bool each,
+                  claim_ticket& ticket) {
+        run_ahead(batch, each, ticket);
+      },
+      [self, run, run_ahead](work_to_do_atom, work_record& record,
+                             claim_ticket& ticket) {
+        // Handed or sent ahead while this worker was busy (docs/protocol.md
+        // "Hand-ahead", "Lookahead"): it runs the entry if no other worker
+        // took it first and the shepherd has not withdrawn it.
+        if (self->state.rest_pending) {
+          std::vector<work_record> batch{std::move(record)};
+          run_ahead(batch, false, ticket);
+        } else if (ticket.take(self->id())) {
           run(record);
+        }
       },
       [self](go_to_sleep_atom) {
         self->state.phase = worker_phase::sleeping;

@@ -26,6 +26,9 @@ struct dispatch_tuning {
   bool prefetch = true;
   /// Hand the next entry ahead to busy workers (needs `prefetch`).
   bool hand_ahead = true;
+  /// Send a busy worker its next batch while it runs the current one, so
+  /// that it never waits for the shepherd between two (needs `prefetch`).
+  bool lookahead = true;
   /// Most jobs in one `work_to_do`; 1: no batches.
   size_t max_batch = 16;
   /// How long the jobs of one batch may take together.

@@ -125,10 +125,23 @@ public:
   /// true.
   bool took_ahead(worker_ref worker);
 
+  // -- lookahead --------------------------------------------------------------
+
+  /// The worker's current batch ended and it holds a batch sent ahead: that
+  /// one runs now (its first attempt is timed from now), and the next is
+  /// sent ahead. Returns false if it holds none.
+  bool start_ahead(worker_ref worker, worker_slot& slot);
+
+  /// The worker's batch sent ahead goes back with the rest of what it held
+  /// (it stopped, timed out or broke the protocol): withdrawn, so that the
+  /// worker never runs it.
+  void forget_ahead(worker_slot& slot);
+
   // -- lifecycle hooks --------------------------------------------------------
 
-  /// The operation ended: it leaves the buffer and any offer.
-  void operation_ended(uint64_t id);
+  /// The operation ended: it leaves the buffer and any offer; if it was
+  /// sent ahead, the rest of its batch is taken back.
+  void operation_ended(uint64_t id, const operation& op);
 
   /// The worker stops: if it took the entry handed ahead, returns that
   /// attempt (it was running it); an open offer goes back to the queue.
@@ -139,11 +152,13 @@ public:
 
   // -- figures ----------------------------------------------------------------
 
-  /// Due entries no worker holds, as the shepherd knows them: those the
+  /// Due entries no worker started, as the shepherd knows them: those the
   /// queue reported available minus those it handed out since, plus those
-  /// taken out ahead.
+  /// taken out ahead, plus those sent ahead to busy workers (another worker
+  /// may take them).
   uint64_t available() const noexcept {
-    return queue_available_ + ready_.size() + (ahead_ ? 1 : 0);
+    return queue_available_ + ready_.size() + (ahead_ ? 1 : 0) +
+           table_.sent_ahead();
   }
 
   /// Puts `id` back into the queue, due at `due` (unstarted, or a retry).
@@ -215,6 +230,41 @@ private:
 
   std::optional<work_record> withdraw_ahead();
 
+  /// Sends the busy worker its next batch from the entries taken out
+  /// ahead, if it has none yet (else it waits for the next prefetch).
+  void send_ahead(worker_ref worker);
+
+  /// Sends batches ahead to the workers waiting for one while entries are
+  /// ready.
+  void serve_lookahead();
+
+  /// Takes back the batch sent ahead to the worker, unless it started it:
+  /// its entries wait again (the returned records; those of operations
+  /// that ended are left out).
+  record_batch take_back(worker_slot& slot);
+
+  /// Takes back the oldest batch sent ahead that has not started into the
+  /// entries taken out ahead (for a worker that asks while none is).
+  void take_back_oldest();
+
+  /// Takes back every batch sent ahead that has not started: they wait
+  /// first in line (a pause).
+  void take_back_all();
+
+  /// An operation sent ahead to `holder` ended: the rest of that batch is
+  /// taken back, unless it started.
+  void ended_ahead(worker_ref holder);
+
+  /// Whether `record` still waits to start (it did not end, move on to a
+  /// later attempt or go to a worker meanwhile).
+  bool startable(const work_record& record) const;
+
+  /// `worker` holds `record` from `now` on (`ahead`: in the batch sent
+  /// ahead to it); sets its time budget. Returns whether the attempt is
+  /// timed.
+  bool hold(worker_ref worker, work_record& record, time_point now,
+            bool ahead = false);
+
   void start_timer(const attempt_id& id, worker_ref worker);
 
   dispatch_tuning tuning_;
@@ -238,6 +288,11 @@ private:
   size_t prefetching_ = 0;
   /// Waiting workers served by the next prefetches, in order.
   std::deque<worker_ref> askers_;
+  /// Busy workers that wait for a batch to be sent ahead, in order.
+  std::deque<worker_ref> lookahead_wanted_;
+  /// Workers a batch was sent ahead to, oldest first (some may have started
+  /// it or left since).
+  std::deque<worker_ref> ahead_holders_;
   /// The entry handed ahead and the workers it was sent to.
   struct ahead_offer {
     attempt_id id;

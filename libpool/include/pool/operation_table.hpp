@@ -88,6 +88,12 @@ struct operation {
   /// was dispatched.
   time_point stamp;
 
+  /// Whether a busy worker holds it in the batch sent ahead to it (not
+  /// started).
+  bool sent_ahead() const noexcept {
+    return ahead_;
+  }
+
 private:
   friend class operation_table;
   /// Counted in `available` (due), rather than in the delayed heap.
@@ -96,6 +102,8 @@ private:
   uint32_t wait_seq_ = 0;
   /// Waits again after a worker held it (a retry, or put back unstarted).
   bool returned_ = false;
+  /// Held, but sent ahead to a busy worker: not started (see `send_ahead`).
+  bool ahead_ = false;
 };
 
 /// What only some operations carry.
@@ -158,6 +166,11 @@ public:
   /// A worker holds the operation's current attempt from `now` on.
   void hold(uint64_t id, worker_ref worker, time_point now);
 
+  /// A busy worker holds the operation's current attempt in the batch sent
+  /// ahead to it: it counts as waiting, and keeps its due time as `stamp`,
+  /// until `hold` (it starts), `wait` (it goes back) or `end`.
+  void send_ahead(uint64_t id, worker_ref worker);
+
   /// Removes the operation; returns it with its extras.
   struct ended {
     uint64_t id = 0;
@@ -172,14 +185,21 @@ public:
     return ops_.size();
   }
 
-  /// Operations held by workers.
+  /// Operations held by workers, started (running or later in a batch the
+  /// worker runs).
   size_t held() const noexcept {
-    return held_;
+    return held_ - ahead_;
   }
 
-  /// Operations waiting for a worker (due or delayed).
+  /// Operations waiting for a worker (due or delayed, or sent ahead to a
+  /// busy one).
   size_t waiting() const noexcept {
-    return ops_.size() - held_;
+    return ops_.size() - held();
+  }
+
+  /// Of those, the ones sent ahead.
+  size_t sent_ahead() const noexcept {
+    return ahead_;
   }
 
   /// Of those, the ones waiting again after a worker held them (retries,
@@ -288,6 +308,10 @@ private:
   /// Stops counting the operation as waiting.
   void leave_wait(operation& op);
 
+  /// The operation is no longer one sent ahead (it started, went back or
+  /// ended).
+  void leave_ahead(operation& op);
+
   /// Drops stale entries from the delayed heap.
   void compact();
 
@@ -313,6 +337,8 @@ private:
   size_t due_ = 0;
   size_t held_ = 0;
   size_t returned_ = 0;
+  /// Of the held operations, those sent ahead.
+  size_t ahead_ = 0;
   uint64_t next_id_ = 1;
 };
 

@@ -77,6 +77,20 @@ public:
     return dispatch_.hand_ahead;
   }
 
+  /// Whether a busy local worker gets its next batch while it runs the
+  /// current one (docs/protocol.md "Lookahead"), so that it starts it
+  /// without waiting for the shepherd to answer its report. At most one
+  /// batch ahead per worker; only while entries are taken out ahead
+  /// (`short_cuts`) and no rate or per-key limit applies. Default: yes.
+  pool_options& lookahead(bool x) {
+    dispatch_.lookahead = x;
+    return *this;
+  }
+
+  bool lookahead() const noexcept {
+    return dispatch_.lookahead;
+  }
+
   /// Most jobs handed to one of the pool's own workers in one
   /// `work_to_do` (adaptive batching, docs/protocol.md "Batches"). The
   /// shepherd batches only while more entries are due than there are

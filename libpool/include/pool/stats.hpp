@@ -123,6 +123,12 @@ struct pool_stats {
   /// Of those, entries a recipient took and ran next; the others were
   /// withdrawn and went to a worker that asked first.
   uint64_t taken_ahead = 0;
+  /// Batches sent ahead to busy workers (docs/protocol.md "Lookahead").
+  uint64_t sent_ahead = 0;
+  /// Of those, batches taken back before their worker started them: given
+  /// to a worker that asked while nothing else was ready, or kept on pause
+  /// or after one of their operations ended.
+  uint64_t taken_back = 0;
   /// From an attempt's due time to its dispatch to a worker.
   latency_summary queue_wait;
   /// From dispatch to the worker's status reply.
@@ -140,7 +146,7 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.waiting_high, x.direct_handouts, x.batches, x.batched,
            x.handed_ahead, x.taken_ahead, x.queue_wait, x.processing,
            x.deduplicated, x.held, x.workers_dropped, x.slow_jobs, x.adopted,
-           x.leases_lost, x.released);
+           x.leases_lost, x.released, x.sent_ahead, x.taken_back);
 }
 
 /// Every figure on one line, `key=value` pairs (about 1,000 characters),

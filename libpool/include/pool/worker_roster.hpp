@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -59,8 +60,17 @@ struct worker_slot {
   /// Work is sought for it while it sleeps and knows nothing of it: it gets
   /// `work_to_do`, or no message at all.
   bool unaware = false;
-  /// The attempts it holds while `working`: one, or a batch in run order.
+  /// The attempts it holds while `working`: one, or a batch in run order,
+  /// then the batch sent ahead, if any.
   std::vector<attempt_id> held;
+  /// How many attempts at the end of `held` are the batch sent ahead
+  /// (`dispatch_tuning::lookahead`): in its mailbox, not started.
+  uint32_t ahead = 0;
+  /// `give_work` messages that only end a batch it ran before the one
+  /// sent ahead (which it runs now): nothing to do for them.
+  uint32_t asks_due = 0;
+  /// The batch sent ahead, until it runs: withdrawn on pause.
+  std::optional<claim_ticket> ahead_ticket;
   /// When it last went to sleep (autoscaling).
   time_point slept_at;
   /// When the first attempt held started.
