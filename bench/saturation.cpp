@@ -91,12 +91,14 @@ void measure_point(const settings& cfg, csv_file& out, caf::actor_system& sys,
   // About 0.4 s per run at the ideal rate (0.05 s quick), at least 200 jobs.
   auto n = std::max<size_t>(200, static_cast<size_t>(
                                      ideal * (cfg.quick ? 0.05 : 0.4)));
-  auto coop = spawn_checked(
-      pool::spawn_pool(sys, job, pool::pool_options{}.workers(p.workers)));
+  auto opts = pool::pool_options{}.workers(p.workers);
+  if (auto x = std::getenv("POOL_BENCH_BATCH_US")) // (trying a change)
+    opts.batch_time(std::chrono::microseconds{std::stoul(x)});
+  if (auto x = std::getenv("POOL_BENCH_MAX_BATCH"))
+    opts.max_batch(std::stoul(x));
+  auto coop = spawn_checked(pool::spawn_pool(sys, job, opts));
   auto dedicated = spawn_checked(pool::spawn_pool(
-      sys, job,
-      pool::pool_options{}.workers(p.workers).kind(
-          pool::worker_kind::dedicated)));
+      sys, job, pool::pool_options{opts}.kind(pool::worker_kind::dedicated)));
   auto ap = caf::actor_pool::make(
       sys.dummy_execution_unit(), p.workers,
       [&sys, iters] { return sys.spawn(burner_actor, iters); },
