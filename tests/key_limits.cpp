@@ -278,3 +278,45 @@ TEST_CASE("priority order: entries waiting together start highest "
     }
   }
 }
+
+TEST_CASE("a key's rate holds with batches: a batch takes no more tokens "
+          "than the rate has, and they come back a period after it reports" *
+          doctest::timeout(30)) {
+  constexpr size_t per = 20;
+  constexpr int n = 70;
+  core_sim sim{opts(1, key_flow_options{}.every_key(
+                           key_limit{std::nullopt, start_rate{per, 10s}}))};
+  std::vector<caf::timespan> starts; // since the first, as the worker saw it
+  auto first = sim.fx.now();
+  sim.on_start = [&](uint64_t, const std::vector<pool::work_record>& xs) {
+    for (size_t i = 0; i < xs.size(); ++i)
+      starts.push_back(sim.fx.now() - first);
+  };
+  // One job first: the job time is known (0), so backlogs go in batches.
+  sim.enqueue_with(0, job_options{}.concurrency_key("a"));
+  sim.settle();
+  sim.finish(1);
+  sim.settle();
+  for (int i = 1; i < n; ++i)
+    sim.enqueue_with(i, job_options{}.concurrency_key("a"));
+  sim.settle();
+  // Jobs take no time: whatever starts runs to its end at once.
+  for (int step = 0; step < 800 && sim.core.stats().completed < n; ++step) {
+    for (int i = 0; i < 100; ++i) {
+      auto busy = sim.in_phase(pool::worker_phase::working);
+      if (busy.empty())
+        break;
+      for (auto key : busy)
+        sim.finish(key);
+      sim.settle();
+    }
+    sim.advance(250ms);
+    sim.settle();
+  }
+  auto st = sim.core.stats();
+  CHECK(st.completed == n);
+  CHECK(st.batches > 0); // (A rate no longer makes every batch a single.)
+  // No window of one period sees more than `per` starts.
+  for (size_t i = 0; i + per < starts.size(); ++i)
+    CHECK(starts[i + per] - starts[i] >= 10s);
+}

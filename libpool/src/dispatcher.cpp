@@ -159,8 +159,7 @@ size_t dispatcher::batch_size(bool joined) const {
   auto most = tuning_.max_batch;
   auto workers = roster_.size();
   auto avail = available();
-  if (most <= 1 || joined || avail <= workers || job_ns_ < 0 ||
-      keys_.rate_limited())
+  if (most <= 1 || joined || avail <= workers || job_ns_ < 0)
     return 1;
   auto budget = static_cast<double>(tuning_.batch_time.count());
   auto by_time = job_ns_ > 0 ? budget / job_ns_ : static_cast<double>(most);
@@ -248,7 +247,8 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
       host_.orphaned(record.id.operation);
       continue;
     }
-    if (keys_.limited() && !key_admits(record, now))
+    if (keys_.limited() &&
+        !key_admits(record, now, batch.size() > 1 ? slot : nullptr))
       continue; // Parked until its key may start.
     timed = hold(worker, record, now) || timed;
     if (kept != i)

@@ -50,7 +50,8 @@ bool dispatcher::gate_open(worker_ref worker) {
   return false;
 }
 
-bool dispatcher::key_admits(work_record& record, time_point now) {
+bool dispatcher::key_admits(work_record& record, time_point now,
+                            worker_slot* batch) {
   auto& key = record.concurrency_key;
   if (key.empty()) // (A store that keeps no keys, e.g. PostgreSQL.)
     key = table_.concurrency_key(record.id.operation);
@@ -60,7 +61,10 @@ bool dispatcher::key_admits(work_record& record, time_point now) {
     keys_.park(std::move(record));
     return false;
   }
-  keys_.started(key, now);
+  if (batch == nullptr)
+    keys_.started(key, now);
+  else if (keys_.hold(key))
+    batch->key_tokens.push_back(key); // (Settled when the batch reports.)
   return true;
 }
 
@@ -87,10 +91,15 @@ void dispatcher::resumed() {
 }
 
 void dispatcher::batch_done(worker_slot& slot) {
-  if (slot.gated == 0)
+  if (slot.gated == 0 && slot.key_tokens.empty())
     return;
-  gate_.settle(fx_.now(), slot.gated);
+  auto now = fx_.now();
+  if (slot.gated > 0)
+    gate_.settle(now, slot.gated);
   slot.gated = 0;
+  for (auto& key : slot.key_tokens)
+    keys_.settle(key, now);
+  slot.key_tokens.clear();
   wake_for_available();
 }
 

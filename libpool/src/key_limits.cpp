@@ -99,6 +99,18 @@ void key_gate::started(const std::string& key, time_point now) {
     rate->started(now, 1);
 }
 
+bool key_gate::hold(const std::string& key) {
+  auto rate = rate_of(key);
+  if (rate != nullptr)
+    rate->hold(1);
+  return rate != nullptr;
+}
+
+void key_gate::settle(const std::string& key, time_point now) {
+  if (auto rate = rate_of(key))
+    rate->settle(now, 1);
+}
+
 void key_gate::park(work_record x) {
   auto& lane = parked_[x.concurrency_key];
   if (lane.empty())

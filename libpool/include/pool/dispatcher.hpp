@@ -183,8 +183,10 @@ private:
   record_batch take_parked(size_t n);
 
   /// Whether `record`'s concurrency key lets it start at `now` (then it
-  /// counts as started); if not, parks it.
-  bool key_admits(work_record& record, time_point now);
+  /// counts as started, or, going out in the batch of `batch`, holds a
+  /// token of its key's rate until the batch reports); if not, parks it.
+  bool key_admits(work_record& record, time_point now,
+                  worker_slot* batch = nullptr);
 
   /// Keys with parked entries that may start now.
   size_t startable_keys();

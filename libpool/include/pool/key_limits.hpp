@@ -91,8 +91,7 @@ public:
     return opts_.limited();
   }
 
-  /// Whether batches must be single entries (a per-key rate counts a start
-  /// when the entry is handed out).
+  /// Whether any key has a rate limit.
   bool rate_limited() const noexcept {
     return rate_limited_;
   }
@@ -103,6 +102,15 @@ public:
 
   /// An attempt of `key` started at `now` (spends a token of its rate).
   void started(const std::string& key, time_point now);
+
+  /// An attempt of `key` goes out in a batch: it starts at a time the gate
+  /// does not see, so its token stays spent until `settle` at the batch's
+  /// end (see `flow_gate::hold`). Returns whether `key` has a rate (else
+  /// there is nothing to settle).
+  bool hold(const std::string& key);
+
+  /// The batch that held a token of `key` ended at `now`.
+  void settle(const std::string& key, time_point now);
 
   /// Keeps `x` until its key may start.
   void park(work_record x);

@@ -78,6 +78,9 @@ struct worker_slot {
   /// Tokens of the flow gate its batch holds until it reports (see
   /// `flow_gate::hold`).
   uint32_t gated = 0;
+  /// Keys whose rate tokens its batch holds until it reports, one entry
+  /// per token (see `key_gate::hold`).
+  std::vector<std::string> key_tokens;
   /// When the worker entered its current phase.
   time_point since;
 
