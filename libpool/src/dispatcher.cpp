@@ -237,7 +237,8 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
   bool timed = false;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& record = batch[i];
-    if (!startable(record))
+    auto op = startable(record);
+    if (op == nullptr)
       continue; // Ended, moved on, or held already: this entry is obsolete.
     if (!taker || kept >= may) {
       requeue(record.id, now);
@@ -250,7 +251,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     if (keys_.limited() &&
         !key_admits(record, now, batch.size() > 1 ? slot : nullptr))
       continue; // Parked until its key may start.
-    timed = hold(worker, record, now) || timed;
+    timed = hold(worker, record, *op, now) || timed;
     if (kept != i)
       batch[kept] = std::move(record);
     ++kept;
@@ -465,10 +466,15 @@ std::optional<work_record> dispatcher::withdraw_ahead() {
 // -- lifecycle hooks ----------------------------------------------------------
 
 void dispatcher::operation_ended(uint64_t id, const operation& op) {
-  // An entry taken out ahead no longer counts as available.
-  auto obsolete = [id](const work_record& x) { return x.id.operation == id; };
-  ready_.erase(std::remove_if(ready_.begin(), ready_.end(), obsolete),
-               ready_.end());
+  // An entry taken out ahead no longer counts as available. (Only one that
+  // waited can be there: most operations end held, and skip the search.)
+  if (op.phase != operation_phase::held && !ready_.empty()) {
+    auto obsolete = [id](const work_record& x) {
+      return x.id.operation == id;
+    };
+    ready_.erase(std::remove_if(ready_.begin(), ready_.end(), obsolete),
+                 ready_.end());
+  }
   if (keys_.parked() > 0) {
     keys_.remove(id);
     wake_for_available(); // (Its key may start another now.)

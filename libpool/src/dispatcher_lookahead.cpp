@@ -15,21 +15,20 @@
 
 namespace pool {
 
-bool dispatcher::startable(const work_record& record) const {
+operation* dispatcher::startable(const work_record& record) const {
   auto op = table_.current(record.id);
-  return op != nullptr && op->phase == operation_phase::queued;
+  return op != nullptr && op->phase == operation_phase::queued ? op : nullptr;
 }
 
-bool dispatcher::hold(worker_ref worker, work_record& record, time_point now,
-                      bool ahead) {
-  auto op = table_.current(record.id);
+bool dispatcher::hold(worker_ref worker, work_record& record, operation& op,
+                      time_point now, bool ahead) {
   if (ahead) {
     table_.send_ahead(record.id.operation, worker); // (Waits until it runs.)
   } else {
-    mon_.queue_wait().record(now - op->stamp);
-    table_.hold(record.id.operation, worker, now);
+    mon_.queue_wait().record(now - op.stamp);
+    table_.hold(record.id.operation, op, worker, now);
   }
-  record.budget = budget(*op); // (shown to the job: current_job())
+  record.budget = budget(op); // (shown to the job: current_job())
   return record.budget != caf::timespan::zero();
 }
 
@@ -53,13 +52,14 @@ void dispatcher::send_ahead(worker_ref worker) {
   size_t kept = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto& record = batch[i];
-    if (!startable(record))
+    auto op = startable(record);
+    if (op == nullptr)
       continue; // (See dispatch.)
     if (table_.orphaned(record.id.operation)) {
       host_.orphaned(record.id.operation);
       continue;
     }
-    timed = hold(worker, record, now, true) || timed;
+    timed = hold(worker, record, *op, now, true) || timed;
     if (kept != i)
       batch[kept] = std::move(record);
     ++kept;

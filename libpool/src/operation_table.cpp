@@ -69,9 +69,13 @@ void operation_table::withdraw(uint64_t id) {
 }
 
 void operation_table::hold(uint64_t id, worker_ref worker, time_point now) {
-  auto op = find(id);
-  if (op == nullptr)
-    return;
+  if (auto op = find(id))
+    hold(id, *op, worker, now);
+}
+
+void operation_table::hold(uint64_t id, operation& x, worker_ref worker,
+                           time_point now) {
+  auto op = &x;
   if (op->phase != operation_phase::held) {
     leave_wait(*op);
     ++held_;

@@ -257,15 +257,15 @@ private:
   /// taken back, unless it started.
   void ended_ahead(worker_ref holder);
 
-  /// Whether `record` still waits to start (it did not end, move on to a
-  /// later attempt or go to a worker meanwhile).
-  bool startable(const work_record& record) const;
+  /// The operation of `record` if it still waits to start (it did not end,
+  /// move on to a later attempt or go to a worker meanwhile); else null.
+  operation* startable(const work_record& record) const;
 
-  /// `worker` holds `record` from `now` on (`ahead`: in the batch sent
-  /// ahead to it); sets its time budget. Returns whether the attempt is
-  /// timed.
-  bool hold(worker_ref worker, work_record& record, time_point now,
-            bool ahead = false);
+  /// `worker` holds `record`, of `op`, from `now` on (`ahead`: in the
+  /// batch sent ahead to it); sets its time budget. Returns whether the
+  /// attempt is timed.
+  bool hold(worker_ref worker, work_record& record, operation& op,
+            time_point now, bool ahead = false);
 
   void start_timer(const attempt_id& id, worker_ref worker);
 

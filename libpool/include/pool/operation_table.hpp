@@ -166,6 +166,9 @@ public:
   /// A worker holds the operation's current attempt from `now` on.
   void hold(uint64_t id, worker_ref worker, time_point now);
 
+  /// As above, for `op`, found before as operation `id`.
+  void hold(uint64_t id, operation& op, worker_ref worker, time_point now);
+
   /// A busy worker holds the operation's current attempt in the batch sent
   /// ahead to it: it counts as waiting, and keeps its due time as `stamp`,
   /// until `hold` (it starts), `wait` (it goes back) or `end`.
