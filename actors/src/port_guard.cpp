@@ -4,6 +4,10 @@
 #include <set>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_registry.hpp>
 #include <caf/binary_deserializer.hpp>
@@ -177,6 +181,7 @@ public:
       caf::io::network::close_socket(fd);
       return true;
     }
+    fd = guard_->renumber(fd);
     caf::io::network::keepalive(fd, true);
     auto conn = caf::make_counted<guarded_scribe>(mx, fd, guard_);
     auto hdl = conn->hdl();
@@ -288,6 +293,25 @@ void port_guard::expire_now(caf::execution_unit* ctx) {
   }
   for (auto& [conn, why] : late)
     conn->shut(ctx, why);
+}
+
+int port_guard::renumber(int fd) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0)
+    return fd;
+  auto top = static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 4096));
+  if (top < 256)
+    return fd;
+  auto low = top / 2;
+  auto want = low + static_cast<int>(next_number_++ % (top - low));
+  auto moved = ::fcntl(fd, F_DUPFD_CLOEXEC, want);
+  if (moved < 0 || moved >= top) {
+    if (moved >= 0)
+      ::close(moved);
+    return fd;
+  }
+  ::close(fd);
+  return moved;
 }
 
 bool port_guard::admit() {

@@ -103,6 +103,7 @@ TEST_CASE("strangers without the token reach nothing by actor id, with "
           std::string{"raw "} + scenario + " closed");
   auto scan = line_of(raw_out, "raw scan");
   REQUIRE(!scan.empty());
+  CHECK(scan.find("handshake ok then open") != std::string::npos);
   CHECK(number_after(scan, "requests") == 5 * static_cast<long long>(max_id));
   CHECK(number_after(scan, "answers") == 0);
   CHECK(number_after(scan, "errors") >= number_after(scan, "requests") - 50);
@@ -123,15 +124,10 @@ TEST_CASE("strangers without the token reach nothing by actor id, with "
       10s);
   MESSAGE(pool::to_string(counters));
   CHECK(counters.sessions == 1);
-  // Each of the 6 protocol attacks was closed (the lines above); the guard
-  // counts the closes it made. Under load CAF's broker sometimes closes a
-  // connection whose handshake claims a node (route-takeover, self-claim)
-  // itself, after the handshake's header and before the guard read the
-  // claimed node (seen in 3 of 24 runs with 4 busy loops on 2 cores; the
-  // guard's trace showed the connection detached between the two reads):
-  // then the guard counts 5.
-  CHECK(counters.closed_protocol >= 5);
-  CHECK(counters.closed_protocol <= 6);
+  // Each of the 6 protocol attacks was closed (the lines above) by the
+  // guard, and only those: CAF dropped none of the connections itself (it
+  // did, under load, before accepted sockets were renumbered).
+  CHECK(counters.closed_protocol == 6);
   CHECK(counters.forged >= 1);
   CHECK(counters.joins_refused >= 1);
   CHECK(counters.joins_accepted == 1);

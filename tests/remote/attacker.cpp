@@ -252,6 +252,10 @@ public:
   raw_peer(const raw_peer&) = delete;
   raw_peer& operator=(const raw_peer&) = delete;
 
+  bool closed() const {
+    return closed_;
+  }
+
   void send_bytes(const std::vector<char>& buf) {
     size_t done = 0;
     while (done < buf.size() && !closed_) {
@@ -430,7 +434,7 @@ int run_probe(caf::actor_system& sys, const std::string& host, uint16_t port,
   }
   { // Every id, every command, as a handshaken stranger.
     raw_peer peer{sys, host, port};
-    peer.handshake(fresh_node(), pool_node, gk);
+    auto shook = peer.handshake(fresh_node(), pool_node, gk);
     uint64_t n = 0;
     std::vector<caf::message> commands{
         caf::make_message(pool::pool_stats_atom_v),
@@ -468,7 +472,9 @@ int run_probe(caf::actor_system& sys, const std::string& host, uint16_t port,
       }
     }
     std::cout << "raw scan requests " << n << " errors " << errors
-              << " answers " << answers << std::endl;
+              << " answers " << answers << " handshake "
+              << (shook ? "ok" : "FAILED") << " then "
+              << (peer.closed() ? "closed" : "open") << std::endl;
   }
   return 0;
 }

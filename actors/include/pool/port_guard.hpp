@@ -74,6 +74,16 @@ public:
   /// Whether one more connection fits; counts a refusal when not.
   bool admit();
 
+  /// An accepted socket under a number no recent connection had (the
+  /// original is closed); `fd` itself when no such number is free.
+  /// CAF 0.17.6 names a connection by its socket number and cleans up a
+  /// closed connection's BASP state later, through its worker queue: a new
+  /// connection that reuses the number before that loses its state and is
+  /// dropped (under load, a stranger's closed connection took the next
+  /// legitimate one with it). Numbers therefore rotate through the upper
+  /// half of the descriptor limit (at most 4096).
+  int renumber(int fd);
+
   /// A connection was accepted.
   void opened(guarded_scribe* conn);
 
@@ -101,6 +111,7 @@ private:
   caf::node_id self_;
   std::unordered_map<guarded_scribe*, int> open_; // value unused
   std::unordered_map<caf::node_id, guarded_scribe*> by_node_;
+  unsigned next_number_ = 0;
   std::atomic<uint64_t> open_count_{0};
   std::atomic<uint64_t> accepted_{0};
   std::atomic<uint64_t> refused_{0};
