@@ -82,7 +82,8 @@ TEST_CASE_FIXTURE(deterministic,
                       doctest::timeout(30)) {
   auto log = std::make_shared<call_log>();
   auto pool = spawn_with(
-      counted(log), pool::pool_options{}.workers(1).attempt_timeout(10s));
+      counted(log),
+      pool::pool_options{}.workers(1).attempt_timeout(10s).max_batch(16));
   run();
   // A job that took no time, so that the next ones go out in batches.
   self->send(pool, pool::submit_atom_v, 100);

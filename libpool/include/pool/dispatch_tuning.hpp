@@ -30,9 +30,9 @@ struct dispatch_tuning {
   /// that it never waits for the shepherd between two (needs `prefetch`).
   bool lookahead = true;
   /// Most jobs in one `work_to_do`; 1: no batches.
-  size_t max_batch = 16;
+  size_t max_batch = 64;
   /// How long the jobs of one batch may take together.
-  caf::timespan batch_time = std::chrono::microseconds(100);
+  caf::timespan batch_time = std::chrono::milliseconds(1);
   /// While an add due now is on its way, keep further entries due now and
   /// send them in one `add_work` (only with `max_batch` above 1).
   bool group_adds = true;

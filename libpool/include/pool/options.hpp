@@ -99,7 +99,7 @@ public:
   /// longer than half of `batch_time` go one at a time, so an uneven job
   /// never holds up others. With an `attempt_timeout`, each attempt of a
   /// batch reports as it finishes and is timed on its own. 1 turns
-  /// batching off. Default: 16.
+  /// batching off. Default: 64.
   pool_options& max_batch(size_t n) {
     dispatch_.max_batch = n;
     return *this;
@@ -110,7 +110,9 @@ public:
   }
 
   /// How long the jobs of one batch are expected to take together, at
-  /// most (see `max_batch`). Default: 100 us.
+  /// most (see `max_batch`). Default: 1 ms (a worker turns to the
+  /// shepherd about once per millisecond; with 100 us, 20 us jobs on two
+  /// workers ran at 0.64 of ideal against 0.82, docs/benchmarks.md).
   pool_options& batch_time(caf::timespan x) {
     dispatch_.batch_time = x;
     return *this;
