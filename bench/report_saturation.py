@@ -122,19 +122,22 @@ def section(res, png_dir, md_dir, quick):
                     "actor_pool", "mutex+cv", "pool ÷ actor_pool",
                     "dedicated ÷ actor_pool"], rows))
     w("")
-    w("Where the gap to `actor_pool` comes from: a round-robin pool sends "
-      "each request straight to a worker's mailbox, which never runs dry "
-      "at this load. The pool's operations also cross the shepherd and the "
-      "queue actor (about 2 µs of CPU each, the ceiling below), and with "
-      "workers = cores that CPU is taken from the workers; and a worker "
-      "can wait for the shepherd, which CAF 0.17 schedules on whichever "
-      "thread sent to it last. Waking a sleeping thread for the "
-      "shepherd when a worker keeps its own (`pool::send_spread`) closed "
-      "part of the gap at 200 µs and 2 ms. A dedicated worker waits a "
-      "round trip (two thread wake-ups) between batches; handing the next "
-      "batch ahead to busy workers brought dedicated 20 µs × 1 from 0.46 "
-      "to 0.87 of ideal, but was withdrawn: the chaos test found attempts "
-      "that ran uncounted.")
+    w("Where the gap to `actor_pool` came from, and what closed it: a "
+      "round-robin pool sends each request straight to a worker's mailbox, "
+      "which never runs dry at this load, while the pool's operations also "
+      "cross the shepherd and the queue actor (about 2 µs of CPU each, the "
+      "ceiling below), taken from the workers when workers = cores, and a "
+      "worker that reports waits for the shepherd's answer. Three things "
+      "took that wait out: waking a sleeping thread for the shepherd when a "
+      "worker keeps its own (`pool::send_spread`); *lookahead* (a busy "
+      "worker gets its next batch while it runs one and starts it without "
+      "asking, docs/protocol.md \"Lookahead\"), which brought dedicated "
+      "20 µs × 1 from 0.40 to 0.85 of ideal; and batches of up to 1 ms "
+      "(`batch_time`, was 100 µs), so that a worker turns to the shepherd "
+      "about once a millisecond: 20 µs × 2 from 0.64 to 0.82, 200 µs × 2 "
+      "from 0.85 to 0.94 (A/B, 4 alternating rounds). What is left at "
+      "20 µs × 2 is the shepherd's and the queue's CPU, shared with two "
+      "busy workers on two cores.")
     w("")
     path = os.path.join(png_dir, "saturation.png")
     if plot(pts, path, quick):
