@@ -743,7 +743,7 @@ def main():
             f"({num(med['actor_pool'])} jobs/s). With adaptive batching "
             "the shepherd handles each operation's submit on its own, while "
             "the queue's answers to `add_work` and `get_work`, `give_work` "
-            "and `status_rep` are shared by the jobs of a batch (up to 16); "
+            "and `status_rep` are shared by the jobs of a batch (up to 64); "
             "it still delivers every caller's reply, where `actor_pool` "
             "forwards one message in the sender's context and the worker "
             "answers the caller itself. "
@@ -796,14 +796,15 @@ def main():
             "while another waits, the next job starts only after the "
             "worker's report has crossed to the shepherd (a scheduler thread "
             "is woken) and the shepherd's `work_to_do` has crossed back (the "
-            "worker's thread is woken). With *hand-ahead* (on by default; "
-            "docs/protocol.md) the oldest waiting entry already sits in the "
-            "busy workers' mailboxes under one claim ticket, as a "
-            "round-robin job would, and the first whose job ends takes it, "
-            "so nothing waits behind a long job: the hand-off is "
+            "worker's thread is woken). With *lookahead* (on by default; "
+            "docs/protocol.md) the next waiting entry already sits in a "
+            "busy worker's mailbox under a claim ticket, as a round-robin "
+            "job would, and a worker that comes free while nothing else is "
+            "ready takes it back, so nothing waits behind a long job: the "
+            "hand-off is "
             f"{gap_pull[0]:.0f} µs on average at bimodal @ 0.7, against "
             f"{gap_rr[0]:.0f} µs for a round-robin worker (the ablation "
-            "below has pull without hand-ahead). Replaying the ideal central "
+            "below has pull without lookahead and without hand-ahead). Replaying the ideal central "
             "queue once more, each job holding its worker for pull's mean "
             "hand-off longer and answered that much later, gives a p99 of "
             f"{handoff_p99[0] / 1e3:.2f} ms, against "
@@ -1205,23 +1206,30 @@ def main():
           "ideal replay of its own runs (3 in the full run), one row after "
           "the other. Medians over the repetitions.")
         w("")
-        w("- *hand-ahead* (`pool_options::hand_ahead`, on by default; "
-          "docs/protocol.md \"Hand-ahead\"): while jobs go one at a time "
-          "and every worker is busy, the next due entry is handed to the busy "
-          "workers under one claim ticket; the first whose job ends starts "
-          "it at once, unless a worker that asked first got it.")
-        w("- *batching* (`pool_options::max_batch`, 16 by default; "
-          "docs/protocol.md \"Batches\"): while more is due than there are "
-          "workers and jobs are short, several jobs go to a worker in one "
-          "`work_to_do` and come back in one `status_rep`; entries due now "
-          "go to the queue in one `add_work` while another add is on its "
-          "way. *Without batching* is `max_batch(1)`.")
-        w("- *short cuts* (`pool_options::short_cuts`, on by default; "
-          "docs/protocol.md): the queue is asked on a sleeping worker's "
-          "behalf instead of waking it to ask; a submit goes straight to a "
-          "sleeping worker when nothing else is due; a worker asking when "
-          "nothing is due is told to sleep without a trip to the queue; "
-          "while every worker is busy, due entries are taken out ahead.")
+        w("Each row switches one field of `pool::dispatch_tuning` "
+          "(docs/design.md \"Dispatch\"; docs/protocol.md has the "
+          "messages):")
+        w("")
+        w("- *asking for sleepers*: the queue is asked on a sleeping "
+          "worker's behalf instead of waking it to ask.")
+        w("- *direct hand-out*: a submit on an idle pool goes straight to "
+          "the most recent sleeper, past the queue.")
+        w("- *sleeping past the queue*: a worker asking when nothing is due "
+          "is told to sleep without a trip to the queue.")
+        w("- *prefetch*: while every worker is busy, due entries are taken "
+          "out of the queue ahead (hand-ahead and lookahead need it).")
+        w("- *hand-ahead*: while jobs go one at a time and every worker is "
+          "busy, the next due entry goes to all the busy workers under one "
+          "claim ticket; the first whose job ends starts it.")
+        w("- *lookahead*: a busy worker gets its next batch while it runs "
+          "one and starts it without asking (docs/protocol.md "
+          "\"Lookahead\").")
+        w("- *batching* (`max_batch`, 64, and `batch_time`, 1 ms): while "
+          "more is due than there are workers and jobs are short, several "
+          "jobs go to a worker in one `work_to_do` and come back in one "
+          "`status_rep`. *Without batching* is `max_batch(1)`.")
+        w("- *grouped adds*: entries due now go to the queue in one "
+          "`add_work` while another add is on its way.")
         w("- *CAF's default polling*: `work-stealing.moderate-poll-attempts`"
           " back at CAF's 500 instead of `pool::configure`'s 0.")
         w("")
@@ -1243,19 +1251,25 @@ def main():
                  "bimodal @ 0.7 p99 ms", "p99 ÷ ideal"], rows))
         w("")
         figure("ablation")
-        # Dedicated control changes only the dedicated pool: the two rows'
-        # cooperative pools are configured alike, so their gap is noise.
-        same = [(cell.get(("all (the defaults)", m)),
-                 cell.get(("with dedicated control", m)))
-                for m in ("trivial_jobs_per_s", "idle_p50_ns")]
-        if all(a and b for a, b in same):
-            gaps = [abs(a - b) / min(a, b) * 100 for a, b in same]
-            w("How much of a gap is noise: *with dedicated control* "
-              "changes only the dedicated pool, so its cooperative pool is "
-              "configured exactly like the defaults'. Their trivial jobs/s "
-              f"differ by {gaps[0]:.0f}% and their idle p50 by "
-              f"{gaps[1]:.0f}% in this run; a gap of that size between "
-              "other rows in those columns says nothing.")
+        # The defaults twice, each on an actor system of its own: their
+        # gap in each column is this run's noise.
+        metrics = [("trivial_jobs_per_s", "trivial jobs/s"),
+                   ("idle_p50_ns", "idle p50"), ("idle_p99_ns", "idle p99"),
+                   ("idle_dedicated_p50_ns", "idle dedicated p50"),
+                   ("idle_dedicated_p99_ns", "idle dedicated p99"),
+                   ("uneven_p99_ns", "bimodal p99")]
+        gaps = []
+        for m, label in metrics:
+            a = cell.get(("all (the defaults)", m))
+            b = cell.get(("all again (noise)", m))
+            if a and b:
+                gaps.append(f"{label} {abs(a - b) / min(a, b) * 100:.0f}%")
+        if gaps:
+            w("How much of a gap is noise: *all again* is the defaults a "
+              "second time, on an actor system of its own, measured in the "
+              "same turns. The two rows differ by " + ", ".join(gaps) +
+              " in this run; a gap of that size between other rows in that "
+              "column says nothing.")
             w("")
         w("Not switchable, so not in the table: a queued operation got "
           "smaller. A submit's payload is repacked into a message of its "
