@@ -1288,6 +1288,11 @@ def main():
     out.extend(lines + ([""] if lines else []))
     targets.extend(sat_targets)
 
+    import report_flow
+    lines, flow_targets = report_flow.section(res)
+    out.extend(lines)
+    targets.extend(flow_targets)
+
     w("## Raw results")
     w("")
     w("`bench/run` leaves them in `bench/results/` (not committed): "
@@ -1300,7 +1305,8 @@ def main():
       "`workers.csv`; `queue.csv`; `saturation.csv` (one row per "
       "repetition), `saturation_ceiling.csv`, `saturation_idle.csv`, "
       "`saturation_calibration.csv`; `ablation.csv` (one row per variant "
-      "and figure); `remote.csv` (one row per run of "
+      "and figure); `flow.csv` and `keys.csv` (one row per target and "
+      "repetition); `remote.csv` (one row per run of "
       "`remote_bench`) and `remote_meta.json`; `machine_load.csv` (CPU use "
       "per workload); `source.txt` (the library version measured); "
       "`console.log` (what the run printed).")
