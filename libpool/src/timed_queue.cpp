@@ -6,9 +6,17 @@ namespace pool {
 
 // -- band ---------------------------------------------------------------------
 
-void timed_queue::band::push(ready_entry x) {
+work_record timed_queue::ready_entry::take(int32_t priority,
+                                           std::string key) && {
+  work_record result{id, std::move(payload), budget};
+  result.priority = priority;
+  result.concurrency_key = std::move(key);
+  result.max_attempts = max_attempts;
+  return result;
+}
+
+void timed_queue::band::push(ready_entry x, std::string key) {
   ++size;
-  auto& key = x.record.concurrency_key;
   if (key.empty()) {
     if (plain.empty())
       turns.emplace_back();
@@ -17,7 +25,7 @@ void timed_queue::band::push(ready_entry x) {
   }
   auto& to = lanes[key];
   if (to.empty())
-    turns.push_back(key);
+    turns.push_back(std::move(key));
   to.push_back(std::move(x));
 }
 
@@ -26,11 +34,11 @@ const timed_queue::ready_entry& timed_queue::band::next() const {
   return key.empty() ? plain.front() : lanes.find(key)->second.front();
 }
 
-timed_queue::ready_entry timed_queue::band::pop() {
+std::pair<timed_queue::ready_entry, std::string> timed_queue::band::pop() {
   --size;
   auto& key = turns.front();
   if (key.empty()) {
-    auto result = std::move(plain.front());
+    std::pair<ready_entry, std::string> result{std::move(plain.front()), {}};
     plain.pop_front();
     if (plain.empty()) {
       turns.pop_front();
@@ -41,20 +49,20 @@ timed_queue::ready_entry timed_queue::band::pop() {
     return result;
   }
   auto i = lanes.find(key);
-  auto result = std::move(i->second.front());
+  std::pair<ready_entry, std::string> result{std::move(i->second.front()),
+                                             std::move(turns.front())};
   i->second.pop_front();
-  auto name = std::move(turns.front());
   turns.pop_front();
   if (i->second.empty())
     lanes.erase(i);
   else
-    turns.push_back(std::move(name));
+    turns.push_back(result.second);
   return result;
 }
 
 size_t timed_queue::band::remove(uint64_t operation) {
   auto of = [operation](const ready_entry& x) {
-    return x.record.id.operation == operation;
+    return x.id.operation == operation;
   };
   auto erase = [&](lane& from) {
     auto i = std::remove_if(from.begin(), from.end(), of);
@@ -86,7 +94,9 @@ void timed_queue::promote(time_point now) {
     std::pop_heap(delayed_.begin(), delayed_.end(), later{});
     auto& x = delayed_.back();
     auto priority = x.record.priority;
-    bands_[priority].push(ready_entry{x.due, std::move(x.record)});
+    auto key = std::move(x.record.concurrency_key);
+    bands_[priority].push(ready_entry{x.due, std::move(x.record)},
+                          std::move(key));
     ++ready_;
     delayed_.pop_back();
   }
@@ -99,7 +109,8 @@ uint64_t timed_queue::push(work_record x, time_point due, time_point now) {
   auto seq = seq_++;
   if (due <= now) {
     auto priority = x.priority;
-    bands_[priority].push(ready_entry{now, std::move(x)});
+    auto key = std::move(x.concurrency_key);
+    bands_[priority].push(ready_entry{now, std::move(x)}, std::move(key));
     ++ready_;
   } else {
     delayed_.push_back(delayed_entry{due, seq, std::move(x)});
@@ -147,11 +158,12 @@ std::optional<work_record> timed_queue::pop_due(time_point now) {
   if (ready_ == 0)
     return std::nullopt;
   auto i = next_band(now);
-  auto result = i->second.pop();
+  auto priority = i->first;
+  auto [entry, key] = i->second.pop();
   if (i->second.size == 0 && i->first != 0)
     bands_.erase(i);
   --ready_;
-  return std::move(result.record);
+  return std::move(entry).take(priority, std::move(key));
 }
 
 std::optional<timed_queue::time_point> timed_queue::next_due(time_point now) {

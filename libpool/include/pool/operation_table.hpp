@@ -62,6 +62,7 @@ enum class operation_phase : uint8_t {
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
+/// (The small fields come last, together: 96 bytes instead of 104.)
 struct operation {
   using time_point = caf::actor_clock::time_point;
   /// The input, kept for retries.
@@ -70,15 +71,8 @@ struct operation {
   /// (`tracked`): `caller.source` is sent `op_done` / `op_failed`. Empty for
   /// an operation adopted from a store.
   reply_to caller;
-  bool tracked = false;
-  /// With `tracked`: `op_result` with the result's elements (`enq_typed`).
-  bool typed = false;
-  operation_phase phase = operation_phase::queued;
   /// The worker holding the current attempt while `held`.
   worker_ref holder;
-  /// The attempt the shepherd currently waits for; replies for any other
-  /// attempt are stale.
-  uint32_t attempt = 1;
   operation_policy policy;
   /// Its submit's number in arrival order (`idle_waits`); 0 for one of
   /// another shepherd.
@@ -87,6 +81,13 @@ struct operation {
   /// While waiting: when the current attempt is due. While held: when it
   /// was dispatched.
   time_point stamp;
+  /// The attempt the shepherd currently waits for; replies for any other
+  /// attempt are stale.
+  uint32_t attempt = 1;
+  bool tracked = false;
+  /// With `tracked`: `op_result` with the result's elements (`enq_typed`).
+  bool typed = false;
+  operation_phase phase = operation_phase::queued;
 
   /// Whether a busy worker holds it in the batch sent ahead to it (not
   /// started).
@@ -96,10 +97,10 @@ struct operation {
 
 private:
   friend class operation_table;
-  /// Counted in `available` (due), rather than in the delayed heap.
-  bool due_counted_ = false;
   /// Version of the current wait, for the delayed heap's lazy deletion.
   uint32_t wait_seq_ = 0;
+  /// Counted in `available` (due), rather than in the delayed heap.
+  bool due_counted_ = false;
   /// Waits again after a worker held it (a retry, or put back unstarted).
   bool returned_ = false;
   /// Held, but sent ahead to a busy worker: not started (see `send_ahead`).

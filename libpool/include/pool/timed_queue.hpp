@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <caf/actor_clock.hpp>
@@ -80,10 +81,26 @@ public:
   }
 
 private:
+  /// A due entry: its record without the priority and the concurrency key,
+  /// which its band and its lane name (1,000,000 queued trivial entries
+  /// took 291 B each through a pool with the whole record, 206 B before
+  /// the record carried them).
   struct ready_entry {
+    ready_entry(time_point since, work_record&& x)
+        : since(since), id(x.id), payload(std::move(x.payload)),
+          budget(x.budget), max_attempts(x.max_attempts) {
+      // nop
+    }
+
+    /// The record again, in band `priority` and lane `key`.
+    work_record take(int32_t priority, std::string key) &&;
+
     /// When it fell due (for aging).
     time_point since;
-    work_record record;
+    attempt_id id;
+    caf::message payload;
+    caf::timespan budget;
+    uint32_t max_attempts;
   };
 
   using lane = std::deque<ready_entry>;
@@ -96,8 +113,10 @@ private:
     std::deque<std::string> turns;
     size_t size = 0;
 
-    void push(ready_entry x);
-    ready_entry pop();
+    /// Appends `x` to the lane of `key` (the plain lane for "").
+    void push(ready_entry x, std::string key);
+    /// The next entry in turn, and its lane's key.
+    std::pair<ready_entry, std::string> pop();
     /// The entry `pop` would return.
     const ready_entry& next() const;
     size_t remove(uint64_t operation);
