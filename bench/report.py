@@ -17,6 +17,7 @@ import csv
 import json
 import math
 import os
+import re
 import statistics
 import struct
 import sys
@@ -1320,6 +1321,20 @@ def main():
           "decade; the grey horizontal line is p99. The plots of the other "
           "tables need matplotlib: `bench/install-deps` installs it.)")
         w("")
+    # Sections other scripts write between markers (bench/run_poolrun,
+    # bench/run_pg, the http figures) stay as they are.
+    if os.path.exists(args.md):
+        with open(args.md) as f:
+            kept = re.findall(r"<!-- ([\w-]+):begin -->.*?<!-- \1:end -->",
+                              f.read(), re.S)
+        with open(args.md) as f:
+            text = f.read()
+        for name in kept:
+            begin = f"<!-- {name}:begin -->"
+            end = f"<!-- {name}:end -->"
+            block = text[text.index(begin):text.index(end) + len(end)]
+            out.extend(["", block])
+        out.append("")
     with open(args.md, "w") as f:
         f.write("\n".join(out))
     print(f"wrote {args.md} and {png} (plot: {how})")
