@@ -23,7 +23,7 @@ operation* dispatcher::startable(const work_record& record) const {
 bool dispatcher::hold(worker_ref worker, work_record& record, operation& op,
                       time_point now, bool ahead) {
   if (ahead) {
-    table_.send_ahead(record.id.operation, worker); // (Waits until it runs.)
+    table_.send_ahead(record.id.operation, op, worker); // (Waits till it runs.)
   } else {
     mon_.queue_wait().record(now - op.stamp);
     table_.hold(record.id.operation, op, worker, now);
@@ -126,13 +126,20 @@ bool dispatcher::start_ahead(worker_ref worker, worker_slot& slot) {
   for (auto& id : slot.held)
     if (auto op = table_.current(id)) { // (Started: no longer waiting.)
       mon_.queue_wait().record(now - op->stamp);
-      table_.hold(id.operation, worker, now);
+      table_.hold(id.operation, *op, worker, now);
     }
   host_.room_changed(); // (Parked submits may fit now.)
   batch_done(slot);
   next_in_batch(worker, slot);
   send_ahead(worker);
   return true;
+}
+
+std::vector<attempt_id> dispatcher::release_held(worker_slot& slot) {
+  auto result = std::move(slot.held);
+  slot.held.clear();
+  forget_ahead(slot);
+  return result;
 }
 
 void dispatcher::forget_ahead(worker_slot& slot) {
@@ -185,6 +192,10 @@ void dispatcher::take_back_all() {
         back.push_back(std::move(record));
   ahead_holders_.clear();
   lookahead_wanted_.clear();
+  put_first(std::move(back));
+}
+
+void dispatcher::put_first(record_batch back) {
   // Older than anything ready: first in line again.
   ready_.insert(ready_.begin(), std::make_move_iterator(back.begin()),
                 std::make_move_iterator(back.end()));
@@ -198,8 +209,7 @@ void dispatcher::ended_ahead(worker_ref holder) {
   auto back = take_back(*slot);
   if (back.empty())
     return;
-  ready_.insert(ready_.begin(), std::make_move_iterator(back.begin()),
-                std::make_move_iterator(back.end()));
+  put_first(std::move(back));
   serve_askers();
   send_ahead(holder);
 }

@@ -73,31 +73,27 @@ void operation_table::hold(uint64_t id, worker_ref worker, time_point now) {
     hold(id, *op, worker, now);
 }
 
-void operation_table::hold(uint64_t id, operation& x, worker_ref worker,
+void operation_table::hold(uint64_t id, operation& op, worker_ref worker,
                            time_point now) {
-  auto op = &x;
-  if (op->phase != operation_phase::held) {
-    leave_wait(*op);
+  if (op.phase != operation_phase::held) {
+    leave_wait(op);
     ++held_;
     count_key(id, 1);
-    if (op->returned_) {
-      op->returned_ = false;
+    if (op.returned_) {
+      op.returned_ = false;
       --returned_;
     }
   }
-  leave_ahead(*op);
-  op->phase = operation_phase::held;
-  op->holder = worker;
-  op->stamp = now;
+  leave_ahead(op);
+  op.phase = operation_phase::held;
+  op.holder = worker;
+  op.stamp = now;
 }
 
-void operation_table::send_ahead(uint64_t id, worker_ref worker) {
-  auto op = find(id);
-  if (op == nullptr)
-    return;
-  auto due = op->stamp;
-  hold(id, worker, due);
-  op->ahead_ = true;
+void operation_table::send_ahead(uint64_t id, operation& op,
+                                 worker_ref worker) {
+  hold(id, op, worker, op.stamp); // (Keeps its due time as its stamp.)
+  op.ahead_ = true;
   ++ahead_;
 }
 

@@ -30,9 +30,7 @@ void shepherd_core::status(const void* key, const attempt_id& id,
     if (failure == nullptr || !is(*failure, pool_errc::resource_broken)) {
       disp_.start_ahead(worker, *slot);
     } else {
-      auto back = std::move(slot->held);
-      slot->held.clear();
-      disp_.forget_ahead(*slot);
+      auto back = disp_.release_held(*slot);
       done_holding(worker, *slot);
       return_unstarted(back, 0);
     }
@@ -95,9 +93,7 @@ void shepherd_core::status(const void* key,
   } else {
     // (A worker that stopped early returns the rest, the batch sent ahead
     // too.)
-    held = std::move(slot->held);
-    slot->held.clear();
-    disp_.forget_ahead(*slot);
+    held = disp_.release_held(*slot);
     done_holding(worker, *slot);
   }
   disp_.note_processing(elapsed, outcomes.size());

@@ -37,9 +37,7 @@ void shepherd_core::give_work(const void* key) {
   }
   if (slot->phase == worker_phase::working) {
     // Asked for more without reporting the attempts it holds.
-    auto held = std::move(slot->held);
-    slot->held.clear();
-    disp_.forget_ahead(*slot);
+    auto held = disp_.release_held(*slot);
     fail_held(held, caf::make_error(pool_errc::job_failed,
                                     std::string{"worker asked for work "
                                                 "without reporting"}));

@@ -132,10 +132,10 @@ public:
   /// sent ahead. Returns false if it holds none.
   bool start_ahead(worker_ref worker, worker_slot& slot);
 
-  /// The worker's batch sent ahead goes back with the rest of what it held
-  /// (it stopped, timed out or broke the protocol): withdrawn, so that the
-  /// worker never runs it.
-  void forget_ahead(worker_slot& slot);
+  /// Everything the worker holds goes back to the caller (it stopped,
+  /// timed out or broke the protocol), its batch sent ahead withdrawn, so
+  /// that the worker never runs it; `slot.held` is left empty.
+  std::vector<attempt_id> release_held(worker_slot& slot);
 
   // -- lifecycle hooks --------------------------------------------------------
 
@@ -239,6 +239,13 @@ private:
   /// Sends batches ahead to the workers waiting for one while entries are
   /// ready.
   void serve_lookahead();
+
+  /// Withdraws the worker's batch sent ahead (its attempts stay in
+  /// `held`).
+  void forget_ahead(worker_slot& slot);
+
+  /// Puts `back`, taken back from a worker, first in line again.
+  void put_first(record_batch back);
 
   /// Takes back the batch sent ahead to the worker, unless it started it:
   /// its entries wait again (the returned records; those of operations

@@ -173,7 +173,7 @@ public:
   /// A busy worker holds the operation's current attempt in the batch sent
   /// ahead to it: it counts as waiting, and keeps its due time as `stamp`,
   /// until `hold` (it starts), `wait` (it goes back) or `end`.
-  void send_ahead(uint64_t id, worker_ref worker);
+  void send_ahead(uint64_t id, operation& op, worker_ref worker);
 
   /// Removes the operation; returns it with its extras.
   struct ended {
