@@ -13,6 +13,8 @@
 
 using namespace std::chrono_literals;
 using pool::test::deterministic;
+using pool::test::doubled;
+using pool::test::results;
 
 namespace {
 
@@ -30,23 +32,6 @@ std::vector<size_t> batch_sizes(const std::vector<pool::test::event>& events) {
         ev.content.match_element<std::vector<pool::work_record>>(1))
       result.push_back(
           ev.content.get_as<std::vector<pool::work_record>>(1).size());
-  return result;
-}
-
-/// Receives `n` integer replies, in the order they arrived.
-std::vector<int> results(caf::scoped_actor& self, size_t n) {
-  std::vector<int> result;
-  for (size_t i = 0; i < n; ++i)
-    self->receive([&](int y) { result.push_back(y); },
-                  [&](caf::error& err) { FAIL(pool::describe(err)); },
-                  caf::after(0s) >> [] {});
-  return result;
-}
-
-std::vector<int> doubled(int from, int to) {
-  std::vector<int> result;
-  for (int x = from; x < to; ++x)
-    result.push_back(2 * x);
   return result;
 }
 

@@ -184,6 +184,19 @@ struct deterministic {
     return result;
   }
 
+  /// Enqueues the inputs 0 .. n - 1 one at a time, running after each,
+  /// and returns their operation ids, in order.
+  std::vector<uint64_t> enqueue_ids(const caf::actor& pool, int n) {
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < n; ++i) {
+      auto answer = self->request(pool, caf::infinite, pool::enqueue_atom_v, i);
+      run();
+      answer.receive([&](uint64_t id) { ids.push_back(id); },
+                     [](caf::error& err) { FAIL(pool::describe(err)); });
+    }
+    return ids;
+  }
+
   /// Number of messages waiting in the scoped actor's mailbox.
   size_t replies() {
     return self->mailbox().size();
@@ -212,6 +225,26 @@ inline caf::expected<int> outcome_of(deterministic& t) {
   caf::expected<int> result{caf::error{}};
   t.self->receive([&](int x) { result = x; },
                   [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+/// Receives up to `n` integer replies that are there now, in the order
+/// they arrived.
+inline std::vector<int> results(caf::scoped_actor& self, size_t n) {
+  using namespace std::chrono_literals;
+  std::vector<int> result;
+  for (size_t i = 0; i < n; ++i)
+    self->receive([&](int y) { result.push_back(y); },
+                  [&](caf::error& err) { FAIL(pool::describe(err)); },
+                  caf::after(0s) >> [] {});
+  return result;
+}
+
+/// 2 * x for x in `from` .. `to - 1`: what a doubling job answers.
+inline std::vector<int> doubled(int from, int to) {
+  std::vector<int> result;
+  for (int x = from; x < to; ++x)
+    result.push_back(2 * x);
   return result;
 }
 

@@ -177,13 +177,7 @@ TEST_CASE_FIXTURE(deterministic,
                          pool::pool_options{}.workers(1).max_batch(1).lookahead(false));
   run();
   frozen = "pool.worker";
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < 2; ++i) {
-    auto answer = self->request(pool, caf::infinite, pool::enqueue_atom_v, i);
-    run();
-    answer.receive([&](uint64_t id) { ids.push_back(id); },
-                   [](caf::error& err) { FAIL(pool::describe(err)); });
-  }
+  auto ids = enqueue_ids(pool, 2);
   REQUIRE(stats_of(pool).handed_ahead == 1);
   CHECK(ask(pool, caf::make_message(pool::cancel_op_atom_v, ids[1])) ==
         caf::none);
@@ -262,13 +256,7 @@ TEST_CASE_FIXTURE(deterministic,
   auto pool = spawn(twice, 1);
   run();
   frozen = "pool.worker";
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < 3; ++i) {
-    auto answer = self->request(pool, caf::infinite, pool::enqueue_atom_v, i);
-    run();
-    answer.receive([&](uint64_t id) { ids.push_back(id); },
-                   [](caf::error& err) { FAIL(pool::describe(err)); });
-  }
+  auto ids = enqueue_ids(pool, 3);
   REQUIRE(ids.size() == 3);
   CHECK(stats_of(pool).available == 2);
   self->send(pool, pool::cancel_op_atom_v, ids[1]); // the one taken ahead

@@ -14,6 +14,8 @@
 
 using namespace std::chrono_literals;
 using pool::test::deterministic;
+using pool::test::doubled;
+using pool::test::results;
 
 namespace {
 
@@ -26,23 +28,6 @@ auto counted(std::shared_ptr<call_log> log) {
     ++(*log)[x];
     return 2 * x;
   };
-}
-
-/// Receives up to `n` integer replies that are there now, in order.
-std::vector<int> results(caf::scoped_actor& self, size_t n) {
-  std::vector<int> result;
-  for (size_t i = 0; i < n; ++i)
-    self->receive([&](int y) { result.push_back(y); },
-                  [&](caf::error& err) { FAIL(pool::describe(err)); },
-                  caf::after(0s) >> [] {});
-  return result;
-}
-
-std::vector<int> doubled(int from, int to) {
-  std::vector<int> result;
-  for (int x = from; x < to; ++x)
-    result.push_back(2 * x);
-  return result;
 }
 
 } // namespace
@@ -146,13 +131,7 @@ TEST_CASE_FIXTURE(deterministic,
   auto pool = spawn_with(counted(log), pool::pool_options{}.workers(1));
   run();
   frozen = "pool.worker";
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < 3; ++i) {
-    auto answer = self->request(pool, caf::infinite, pool::enqueue_atom_v, i);
-    run();
-    answer.receive([&](uint64_t id) { ids.push_back(id); },
-                   [](caf::error& err) { FAIL(pool::describe(err)); });
-  }
+  auto ids = enqueue_ids(pool, 3);
   REQUIRE(ids.size() == 3);
   REQUIRE(stats_of(pool).sent_ahead == 1);
   self->send(pool, pool::cancel_op_atom_v, ids[1]); // the one sent ahead
