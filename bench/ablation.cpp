@@ -4,8 +4,10 @@
 // fresh actor system: trivial jobs per second, idle latency (cooperative and
 // dedicated workers) and the uneven target case (bimodal @ 0.7, pull alone,
 // against its ideal replay).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,8 +44,6 @@ const variant variants[] = {
     // The defaults again, on an actor system of their own: the gap between
     // the two rows is the noise of this run.
     {"all again (noise)", {}, false},
-    {"without asking for sleepers",
-     without([](auto& x) { x.ask_for_sleepers = false; }), false},
     {"without direct hand-out",
      without([](auto& x) { x.direct_handout = false; }), false},
     {"without sleeping past the queue",
@@ -86,9 +86,34 @@ struct arm {
 
 } // namespace
 
+namespace {
+
+/// POOL_BENCH_ABLATION=a,b keeps the variants whose names start with one of
+/// the prefixes (for deciding on one mechanism with more repetitions).
+bool wanted(const variant& v) {
+  auto only = std::getenv("POOL_BENCH_ABLATION");
+  if (only == nullptr || *only == '\0')
+    return true;
+  std::string list = only;
+  std::string name = v.name;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    auto comma = std::min(list.find(',', pos), list.size());
+    auto prefix = list.substr(pos, comma - pos);
+    if (!prefix.empty() && name.compare(0, prefix.size(), prefix) == 0)
+      return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+} // namespace
+
 void run_ablation(const settings& cfg) {
   auto n = cfg.count(50000, 5000);
   auto reps = cfg.count(5, 1);
+  if (auto x = std::getenv("POOL_BENCH_ABLATION_REPS"))
+    reps = std::max<size_t>(1, std::strtoul(x, nullptr, 10));
   auto per_rep = cfg.count(1000, 200);
   auto uneven_jobs = cfg.count(20000, 1000);
   auto uneven_runs = cfg.count(3, 1);
@@ -101,6 +126,14 @@ void run_ablation(const settings& cfg) {
   csv_file out{cfg, "ablation.csv", "variant,metric,median,min,max"};
   auto row = [&](const variant& v, const char* metric, spread s) {
     out.rowf("%s,%s,%.1f,%.1f,%.1f", v.name, metric, s.median, s.min, s.max);
+  };
+  // Every repetition, for ratios within a turn (bench/report.py reads the
+  // medians above).
+  csv_file raw{cfg, "ablation_raw.csv", "variant,metric,rep,value"};
+  auto raw_rows = [&](const variant& v, const char* metric,
+                      const std::vector<double>& xs) {
+    for (size_t i = 0; i < xs.size(); ++i)
+      raw.rowf("%s,%s,%zu,%.1f", v.name, metric, i, xs[i]);
   };
   auto submit = [](caf::actor pool) {
     return [pool](caf::event_based_actor* self, size_t i) {
@@ -117,6 +150,8 @@ void run_ablation(const settings& cfg) {
   };
   std::vector<arm> arms;
   for (auto& v : variants) {
+    if (!wanted(v))
+      continue;
     arm a;
     a.v = &v;
     a.sys_cfg = std::make_unique<system_config>();
@@ -179,6 +214,11 @@ void run_ablation(const settings& cfg) {
     row(v, "idle_p99_ns", spread_of(a.p99s[0]));
     row(v, "idle_dedicated_p50_ns", spread_of(a.p50s[1]));
     row(v, "idle_dedicated_p99_ns", spread_of(a.p99s[1]));
+    raw_rows(v, "trivial_jobs_per_s", a.rates);
+    raw_rows(v, "idle_p50_ns", a.p50s[0]);
+    raw_rows(v, "idle_p99_ns", a.p99s[0]);
+    raw_rows(v, "idle_dedicated_p50_ns", a.p50s[1]);
+    raw_rows(v, "idle_dedicated_p99_ns", a.p99s[1]);
     auto u = uneven_pull(*a.sys, a.dedicated_opts, uneven_jobs, uneven_runs);
     row(v, "uneven_mean_ns", u.mean);
     row(v, "uneven_p99_ns", u.p99);

@@ -25,6 +25,8 @@ void usage() {
       "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
       "  POOL_BENCH_TARGETS=a,b         trivial/bulk/latency/saturation: only these targets\n"
       "  POOL_BENCH_SATURATION=20x2,... saturation: only these points (us x workers)\n"
+      "  POOL_BENCH_ABLATION=all,with.. ablation: only variants named so (prefixes)\n"
+      "  POOL_BENCH_ABLATION_REPS=N     ablation: N repetitions (default 5)\n"
       "  POOL_BENCH_MAX_THROUGHPUT=N    scheduler.max-throughput\n"
       "  POOL_BENCH_MODERATE=N          work-stealing.moderate-poll-attempts\n"
       "  POOL_BENCH_RELAXED_US=N        work-stealing.relaxed-sleep-duration");

@@ -27,8 +27,24 @@ from collections import defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# -- reading -------------------------------------------------------------------
+# Written once, from the runs that decided it (not from this run).
+REMOVED_AFTER_MEASURING = (
+    "Measured again with more turns on a quiet machine "
+    "(`POOL_BENCH_ABLATION=...` and `POOL_BENCH_ABLATION_REPS=15`; per-turn "
+    "figures in `ablation_raw.csv`): *asking for sleepers* (the shepherd "
+    "asked the queue on a sleeping worker's behalf instead of waking it) "
+    "moved no column beyond the gap between the two rows of defaults "
+    "(per-turn medians against the defaults over 15 turns: trivial 0.99×, "
+    "idle p50 1.02×, idle dedicated p50 1.15× where the second row of "
+    "defaults had 1.09×; bimodal p99 11.7–12.0 ms against 11.6–12.2 ms for "
+    "the defaults over 3 runs), so it was removed: a sleeping worker is "
+    "woken and asks, as in the plain sequence. *Hand-ahead* stays for one "
+    "figure: without it, bimodal p99 was above both rows of defaults in 4 "
+    "runs of 4 (12.2–12.3 ms against 11.6–12.2 ms, about 2.5% of the "
+    "median); trivial jobs and idle latency did not move beyond noise.")
 
+
+# -- reading -------------------------------------------------------------------
 
 def read_csv(results, name):
     path = os.path.join(results, name)
@@ -940,7 +956,7 @@ def main():
       "request's two, so about 2× the bare request is its floor; with the "
       "short cuts nothing else is on the path (the worker's `give_work` "
       "after its report is answered by `go_sleep` without the queue; "
-      "docs/protocol.md, \"Short cuts\"). A dedicated worker adds two "
+      "docs/protocol.md, \"Speed mechanisms\"). A dedicated worker adds two "
       "crossings between its own thread and the scheduler's, each like the "
       "bare request to a detached actor.")
     w("")
@@ -1211,8 +1227,6 @@ def main():
           "(docs/design.md \"Dispatch\"; docs/protocol.md has the "
           "messages):")
         w("")
-        w("- *asking for sleepers*: the queue is asked on a sleeping "
-          "worker's behalf instead of waking it to ask.")
         w("- *direct hand-out*: a submit on an idle pool goes straight to "
           "the most recent sleeper, past the queue.")
         w("- *sleeping past the queue*: a worker asking when nothing is due "
@@ -1272,6 +1286,8 @@ def main():
               " in this run; a gap of that size between other rows in that "
               "column says nothing.")
             w("")
+        w(REMOVED_AFTER_MEASURING)
+        w("")
         w("Not switchable, so not in the table: a queued operation got "
           "smaller. A submit's payload is repacked into a message of its "
           "own (CAF's `message::drop` kept the whole submit alive behind an "

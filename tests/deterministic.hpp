@@ -47,6 +47,10 @@ struct deterministic {
   /// `"pool.worker"`): their messages wait, as if they were stuck in a job.
   std::string frozen;
 
+  /// With `frozen`: those actors still take every message but `work_to_do`
+  /// (woken, they ask for work; they never start it).
+  bool frozen_work_only = false;
+
   /// Nothing runs by itself under the testing scheduler: drain every
   /// message and timer so that all actors can terminate before the actor
   /// system (which waits for them) is destroyed.
@@ -94,7 +98,12 @@ struct deterministic {
     auto& jobs = sched.jobs;
     auto i = std::find_if(jobs.begin(), jobs.end(), [&](caf::resumable* job) {
       auto actor = dynamic_cast<caf::scheduled_actor*>(job);
-      return frozen.empty() || actor == nullptr || frozen != actor->name();
+      if (frozen.empty() || actor == nullptr || frozen != actor->name())
+        return true;
+      if (!frozen_work_only)
+        return false;
+      auto next = actor->mailbox().peek();
+      return next != nullptr && !is_work(next->content());
     });
     if (i == jobs.end())
       return false;
@@ -102,6 +111,11 @@ struct deterministic {
     jobs.erase(i);
     jobs.push_front(job);
     return true;
+  }
+
+  static bool is_work(const caf::type_erased_tuple& content) {
+    return content.match_element<caf::atom_value>(0) &&
+           content.get_as<caf::atom_value>(0) == pool::work_to_do_atom::value;
   }
 
   /// Advances simulated time by `d`, then runs; returns what was delivered.

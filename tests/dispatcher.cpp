@@ -63,15 +63,15 @@ TEST_CASE("dispatcher: without the short cuts, the pattern's plain pull" *
   CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 1);
 }
 
-TEST_CASE("dispatcher: a sleeping worker is asked for, not woken, when due "
-          "work is in the queue" *
+TEST_CASE("dispatcher: a sleeping worker is woken when due work is in the "
+          "queue, and asks for it" *
           doctest::timeout(10)) {
   core_sim sim{opts(1)};
   sim.enqueue(1, 1s); // delayed: through the queue
   sim.settle();
   sim.advance(1s);
   sim.settle();
-  CHECK(to_workers(sim, pool::wake_up_atom::value) == 0);
+  CHECK(to_workers(sim, pool::wake_up_atom::value) == 1);
   CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
   CHECK(sim.workers[1].phase == pool::worker_phase::working);
 }

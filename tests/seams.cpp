@@ -108,6 +108,7 @@ TEST_CASE_FIXTURE(deterministic,
       twice, pool::pool_options{}.workers(6).capacity(6).wait_when_full(6));
   run();
   frozen = "pool.worker"; // the first six are stuck in their jobs
+  frozen_work_only = true; // (new ones can ask, and get stuck too)
   for (int i = 0; i < 18; ++i)
     self->send(pool, pool::submit_atom_v, i);
   run();

@@ -46,17 +46,9 @@ void dispatcher::wake_sleeper() {
   auto worker = roster_.top_sleeper();
   auto& slot = *roster_.get(worker);
   roster_.set_phase(worker, worker_phase::waiting, fx_.now());
-  if (own(slot) && tuning_.ask_for_sleepers) {
-    // Ask the queue on the sleeper's behalf instead of waking it to ask
-    // (a dedicated worker's thread is then woken only for work).
-    slot.unaware = true;
-    slot.asking = true;
-    find_work(worker);
-  } else {
-    fx_.to_worker(slot, caf::make_message(wake_up_atom_v));
-    if (slot.joined)
-      host_.woke_joined(worker);
-  }
+  fx_.to_worker(slot, caf::make_message(wake_up_atom_v));
+  if (slot.joined)
+    host_.woke_joined(worker);
 }
 
 bool dispatcher::hand_out_directly(uint64_t id, operation& op) {
@@ -270,7 +262,6 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     }
     return;
   }
-  slot->unaware = false;
   slot->started = now;
   slot->held.clear();
   forget_ahead(*slot); // (A waiting worker holds none.)
@@ -303,10 +294,7 @@ void dispatcher::put_to_sleep(worker_ref worker, caf::timespan wait) {
     if (slot->phase == worker_phase::waiting) {
       roster_.set_phase(worker, worker_phase::sleeping, fx_.now());
       mon_.note_sleeping(*slot, roster_.configured());
-      if (slot->unaware)
-        slot->unaware = false; // Asked for while asleep: it still sleeps.
-      else
-        fx_.to_worker(*slot, caf::make_message(go_to_sleep_atom_v));
+      fx_.to_worker(*slot, caf::make_message(go_to_sleep_atom_v));
     }
   }
   if (wait != no_deadline)

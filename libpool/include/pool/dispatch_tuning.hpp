@@ -12,9 +12,6 @@ namespace pool {
 /// always get the pattern's plain pull. Every field can be switched off on
 /// its own (the ablation benchmark measures each).
 struct dispatch_tuning {
-  /// Ask the queue on a sleeping worker's behalf instead of waking it to
-  /// ask (saves a round trip to the worker).
-  bool ask_for_sleepers = true;
   /// Hand a submit straight to a sleeping worker when nothing else is due
   /// (non-durable stores).
   bool direct_handout = true;
@@ -37,16 +34,15 @@ struct dispatch_tuning {
   /// send them in one `add_work` (only with `max_batch` above 1).
   bool group_adds = true;
 
-  /// All four short cuts at once (`pool_options::short_cuts`).
+  /// All three short cuts at once (`pool_options::short_cuts`).
   dispatch_tuning& short_cuts(bool on) noexcept {
-    ask_for_sleepers = direct_handout = sleep_without_queue = prefetch = on;
+    direct_handout = sleep_without_queue = prefetch = on;
     return *this;
   }
 
   /// Whether any short cut is on.
   bool any_short_cut() const noexcept {
-    return ask_for_sleepers || direct_handout || sleep_without_queue ||
-           prefetch;
+    return direct_handout || sleep_without_queue || prefetch;
   }
 };
 

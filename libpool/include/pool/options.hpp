@@ -43,8 +43,7 @@ public:
   }
 
   /// Whether the shepherd takes the short cuts docs/protocol.md describes
-  /// for the pool's own workers: ask the queue for a sleeping worker
-  /// instead of waking it to ask, hand a submit straight to a sleeping
+  /// for the pool's own workers: hand a submit straight to a sleeping
   /// worker when nothing else is due (non-durable stores), tell a worker
   /// asking while nothing is due to sleep without asking the queue
   /// (non-durable stores), and take due entries out ahead while every

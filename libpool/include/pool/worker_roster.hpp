@@ -57,9 +57,6 @@ struct worker_slot {
   bool retiring = false;
   /// A `get_work` for this worker is on its way to or from the queue.
   bool asking = false;
-  /// Work is sought for it while it sleeps and knows nothing of it: it gets
-  /// `work_to_do`, or no message at all.
-  bool unaware = false;
   /// The attempts it holds while `working`: one, or a batch in run order,
   /// then the batch sent ahead, if any.
   std::vector<attempt_id> held;
