@@ -397,7 +397,9 @@ TEST_CASE_FIXTURE(batching,
   self->send(pool, pool::submit_after_atom_v, caf::timespan{1h}, 1001);
   run();
   size_t work = 0;
-  for (int round = 0; round < 5; ++round) {
+  // Six rounds: the adds of 1000, 1 and 1001, two more delayed ones, then
+  // the woken worker's get_work (it asked after the add sent meanwhile).
+  for (int round = 0; round < 6; ++round) {
     step("pool.queue"); // answers the oldest add
     // Another delayed submit arrives meanwhile: there is always a delayed
     // add on its way.
