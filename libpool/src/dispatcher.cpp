@@ -354,7 +354,7 @@ void dispatcher::start_timer(const attempt_id& id, worker_ref worker) {
   auto op = table_.current(id);
   if (op == nullptr)
     return;
-  if (auto limit = budget(*op); limit != caf::timespan::zero())
+  if (auto limit = budget(id.operation, *op); limit != caf::timespan::zero())
     fx_.schedule(limit, timer_event{timer_kind::attempt, id, worker});
 }
 

@@ -40,7 +40,7 @@ void dispatcher::hand_ahead() {
     }
     // Still waiting until a worker takes it (see took_ahead).
     table_.offer(record.id.operation);
-    record.budget = budget(*op);
+    record.budget = budget(record.id.operation, *op);
     ahead_ = ahead_offer{record.id, claim_ticket{}, std::move(to)};
     ++mon_.counters().handed_ahead;
     for (auto ref : ahead_->to)

@@ -28,7 +28,7 @@ bool dispatcher::hold(worker_ref worker, work_record& record, operation& op,
     mon_.queue_wait().record(now - op.stamp);
     table_.hold(record.id.operation, op, worker, now);
   }
-  record.budget = budget(op); // (shown to the job: current_job())
+  record.budget = budget(record.id.operation, op); // (shown: current_job())
   return record.budget != caf::timespan::zero();
 }
 

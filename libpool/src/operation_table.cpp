@@ -7,13 +7,24 @@
 
 namespace pool {
 
-uint64_t operation_table::add(operation op, time_point now) {
+uint64_t operation_table::add(operation op, time_point now,
+                              const operation_policy& policy) {
   auto id = next_id_++;
-  adopt(id, std::move(op), now);
+  adopt(id, std::move(op), now, policy);
   return id;
 }
 
+namespace {
+
+bool is_default(const operation_policy& x) noexcept {
+  return x.max_attempts == 0 && x.priority == 0 &&
+         x.attempt_timeout == caf::timespan::zero();
+}
+
+} // namespace
+
 void operation_table::adopt(uint64_t id, operation op, time_point now,
+                            const operation_policy& policy,
                             bool follow_ids) {
   if (follow_ids)
     next_id_ = std::max(next_id_, id + 1);
@@ -21,7 +32,18 @@ void operation_table::adopt(uint64_t id, operation op, time_point now,
   slot = std::move(op);
   slot.phase = operation_phase::queued;
   slot.holder = worker_ref{};
+  slot.own_policy_ = !is_default(policy);
+  if (slot.own_policy_)
+    policies_[id] = policy;
   enter_wait(id, slot, now);
+}
+
+operation_policy operation_table::policy(uint64_t id,
+                                         const operation& op) const {
+  if (!op.own_policy_)
+    return {};
+  auto i = policies_.find(id);
+  return i != policies_.end() ? i->second : operation_policy{};
 }
 
 operation* operation_table::find(uint64_t id) {
@@ -118,6 +140,8 @@ operation_table::ended operation_table::end(uint64_t id) {
   }
   result.op = std::move(i->second);
   ops_.erase(i);
+  if (result.op.own_policy_)
+    policies_.erase(id);
   if (result.op.phase != operation_phase::held)
     leave_wait(result.op);
   if (result.op.returned_)
@@ -194,7 +218,7 @@ size_t operation_table::held_of(const std::string& key) const {
 work_record operation_table::record_of(const attempt_id& id,
                                        const operation& op) {
   work_record result{id, op.payload};
-  result.priority = op.policy.priority;
+  result.priority = policy(id.operation, op).priority;
   if (auto extras = find_extras(id.operation))
     result.concurrency_key = extras->concurrency_key;
   return result;
@@ -203,14 +227,13 @@ work_record operation_table::record_of(const attempt_id& id,
 std::optional<job_options> operation_table::options_of(uint64_t id,
                                                        const operation& op) {
   auto& key = concurrency_key(id);
-  auto& policy = op.policy;
-  if (policy.max_attempts == 0 && policy.priority == 0 &&
-      policy.attempt_timeout == caf::timespan::zero() && key.empty())
+  auto own = policy(id, op);
+  if (is_default(own) && key.empty())
     return std::nullopt;
   job_options result;
-  result.max_attempts(policy.max_attempts)
-      .priority(policy.priority)
-      .attempt_timeout(policy.attempt_timeout)
+  result.max_attempts(own.max_attempts)
+      .priority(own.priority)
+      .attempt_timeout(own.attempt_timeout)
       .concurrency_key(key);
   return result;
 }

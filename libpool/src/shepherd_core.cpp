@@ -47,8 +47,7 @@ void shepherd_core::adopt(work_store& store) {
     // Due when the store says (a delayed retry stays delayed).
     op.stamp = rec.due != time_point{} ? rec.due : t;
     op.intake = waits_.arrive(); // (a wait covers it too)
-    op.policy = policy_of(rec.options);
-    table_.adopt(rec.id, std::move(op), t);
+    table_.adopt(rec.id, std::move(op), t, policy_of(rec.options));
     if (!rec.options.concurrency_key().empty())
       table_.extras_of(rec.id).concurrency_key =
           rec.options.concurrency_key();

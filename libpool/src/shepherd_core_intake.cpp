@@ -78,7 +78,6 @@ uint64_t shepherd_core::accept(submission sub) {
   op.payload = std::move(sub.payload);
   op.submitted_at = t;
   op.stamp = t + sub.delay;
-  op.policy = sub.policy;
   op.intake = sub.intake;
   std::optional<caf::response_promise> ack;
   bool promised = false;
@@ -93,7 +92,7 @@ uint64_t shepherd_core::accept(submission sub) {
     op.caller.id = sub.promise.id();
     promised = static_cast<bool>(op.caller.source);
   }
-  auto id = table_.add(std::move(op), t);
+  auto id = table_.add(std::move(op), t, sub.policy);
   if (sub.tracked) {
     // A durable store acknowledges once the operation is on disk.
     if (durable_)

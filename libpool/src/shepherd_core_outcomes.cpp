@@ -168,7 +168,8 @@ void shepherd_core::attempt_failed(const attempt_id& id, caf::error reason) {
       }));
   auto failed = id.attempt > snoozes ? id.attempt - snoozes : uint32_t{1};
   auto due = is_discard(reason_now) ? std::nullopt
-                                    : sup_.retry_at(failed, op->policy, t);
+                                    : sup_.retry_at(
+                                        failed, table_.policy(id.operation, *op), t);
   if (due) {
     ++mon_.counters().retried;
     if (fx_.wants(event_kind::retried))

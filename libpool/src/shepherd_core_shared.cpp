@@ -23,11 +23,12 @@ void shepherd_core::take_shared(std::vector<work_record>& records) {
       x.attempt = record.id.attempt;
       x.submitted_at = t;
       x.stamp = t;
-      x.policy.priority = record.priority;
       // (The operation's own options, as the store keeps them.)
-      x.policy.max_attempts = record.max_attempts;
-      x.policy.attempt_timeout = record.budget;
-      table_.adopt(id, std::move(x), t, false);
+      operation_policy own;
+      own.priority = record.priority;
+      own.max_attempts = record.max_attempts;
+      own.attempt_timeout = record.budget;
+      table_.adopt(id, std::move(x), t, own, false);
       if (!record.concurrency_key.empty())
         table_.extras_of(id).concurrency_key = record.concurrency_key;
       ++mon_.counters().adopted;
@@ -35,7 +36,7 @@ void shepherd_core::take_shared(std::vector<work_record>& records) {
       // was the last one allowed. (The attempt number also counts
       // snoozes, which this shepherd cannot see: it never fails an
       // operation earlier than the pool's own limit would.)
-      auto allowed = std::max(sup_.attempts_for(table_.find(id)->policy),
+      auto allowed = std::max(sup_.attempts_for(own),
                               sup_.attempts_for(operation_policy{}));
       if (record.id.attempt > allowed) {
         fail(id, caf::make_error(pool_errc::operation_failed, id,

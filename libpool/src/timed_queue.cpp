@@ -8,7 +8,8 @@ namespace pool {
 
 work_record timed_queue::ready_entry::take(int32_t priority,
                                            std::string key) && {
-  work_record result{id, std::move(payload), budget};
+  work_record result{attempt_id{operation, attempt}, std::move(payload),
+                     budget};
   result.priority = priority;
   result.concurrency_key = std::move(key);
   result.max_attempts = max_attempts;
@@ -62,7 +63,7 @@ std::pair<timed_queue::ready_entry, std::string> timed_queue::band::pop() {
 
 size_t timed_queue::band::remove(uint64_t operation) {
   auto of = [operation](const ready_entry& x) {
-    return x.id.operation == operation;
+    return x.operation == operation;
   };
   auto erase = [&](lane& from) {
     auto i = std::remove_if(from.begin(), from.end(), of);

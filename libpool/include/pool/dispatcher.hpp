@@ -197,10 +197,10 @@ private:
 
   /// How long an attempt of `op` may run (`work_record::budget`): its own
   /// attempt timeout, else the pool's; 0 for no limit.
-  caf::timespan budget(const operation& op) const noexcept {
-    return op.policy.attempt_timeout != caf::timespan::zero()
-             ? op.policy.attempt_timeout
-             : timeout_.value_or(caf::timespan{0});
+  caf::timespan budget(uint64_t id, const operation& op) const {
+    auto own = table_.policy(id, op).attempt_timeout;
+    return own != caf::timespan::zero() ? own
+                                        : timeout_.value_or(caf::timespan{0});
   }
 
   bool own(const worker_slot& slot) const noexcept {

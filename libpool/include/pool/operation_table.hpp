@@ -73,7 +73,6 @@ struct operation {
   reply_to caller;
   /// The worker holding the current attempt while `held`.
   worker_ref holder;
-  operation_policy policy;
   /// Its submit's number in arrival order (`idle_waits`); 0 for one of
   /// another shepherd.
   uint64_t intake = 0;
@@ -105,6 +104,9 @@ private:
   bool returned_ = false;
   /// Held, but sent ahead to a busy worker: not started (see `send_ahead`).
   bool ahead_ = false;
+  /// Has a policy of its own in the table's side map (most have none: the
+  /// pool's settings apply, and the operation stays small).
+  bool own_policy_ = false;
 };
 
 /// What only some operations carry.
@@ -129,15 +131,21 @@ class operation_table {
 public:
   using time_point = caf::actor_clock::time_point;
 
-  /// Accepts `op` (waiting, due at `op.stamp`) under a new id.
-  uint64_t add(operation op, time_point now);
+  /// Accepts `op` (waiting, due at `op.stamp`) under a new id, with its
+  /// own `policy` (all zero: the pool's).
+  uint64_t add(operation op, time_point now,
+               const operation_policy& policy = {});
 
   /// Accepts `op` under `id` (an operation adopted from a durable store);
   /// later ids follow the highest seen, unless `follow_ids` is false (an
   /// operation of another shepherd of a shared store, numbered in its own
   /// block).
   void adopt(uint64_t id, operation op, time_point now,
-             bool follow_ids = true);
+             const operation_policy& policy = {}, bool follow_ids = true);
+
+  /// The policy of operation `id` (`op`): its own, or all zero for the
+  /// pool's.
+  operation_policy policy(uint64_t id, const operation& op) const;
 
   /// The next id `add` would give.
   uint64_t next_id() const noexcept {
@@ -325,6 +333,8 @@ private:
 
   std::unordered_map<uint64_t, operation> ops_;
   std::unordered_map<uint64_t, operation_extras> extras_;
+  /// The policies of operations with one of their own (`own_policy_`).
+  std::unordered_map<uint64_t, operation_policy> policies_;
   std::unordered_map<std::string, uint64_t> keys_;
   /// Held operations per concurrency key (none: 0).
   std::unordered_map<std::string, int64_t> held_keys_;
