@@ -39,12 +39,24 @@ REMOVED_AFTER_MEASURING = (
     "defaults had 1.09×; bimodal p99 11.7–12.0 ms against 11.6–12.2 ms for "
     "the defaults over 3 runs), so it was removed: a sleeping worker is "
     "woken and asks, as in the plain sequence. *Hand-ahead* stays for one "
-    "figure: without it, bimodal p99 was above both rows of defaults in 4 "
-    "runs of 4 (12.2–12.3 ms against 11.6–12.2 ms, about 2.5% of the "
-    "median); trivial jobs and idle latency did not move beyond noise.")
+    "figure: without it, bimodal p99 was 12.2–12.3 ms in each of 5 runs "
+    "(this report's among them), against 11.6–12.6 ms (median 11.9 ms) for "
+    "the 10 rows of defaults in the same runs, higher than 8 of them: about "
+    "3%. Trivial jobs and idle latency did not move beyond noise.")
 
 
 # -- reading -------------------------------------------------------------------
+
+def separate_run(res, name):
+    """The sentence for a section measured in a run of its own, when
+    `<name>_source.txt` names that run's library version; else None."""
+    path = os.path.join(res, f"{name}_source.txt")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return (f"(This section was measured in a separate run, at "
+                f"`{f.read().strip()}`.)")
+
 
 def read_csv(results, name):
     path = os.path.join(results, name)
@@ -1088,6 +1100,9 @@ def main():
     w(f"## {int(qn):,} queued and delayed entries" if qn != "?" else
       "## Queued and delayed entries")
     w("")
+    if separate_run(res, "queue"):
+        w(separate_run(res, "queue"))
+        w("")
     w("*memory_store*: `pool::memory_store::push` / `pop_due` directly, "
       "`work_record`s carrying an `int32_t` payload; delayed entries are due "
       "at random times 1–2 h ahead and are dequeued by popping at a later "
@@ -1213,6 +1228,9 @@ def main():
                 names.append(r["variant"])
         w("## What each change was worth")
         w("")
+        if separate_run(res, "ablation"):
+            w(separate_run(res, "ablation"))
+            w("")
         w("The speed-ups of this version, each switched off (or its "
           "alternative switched on) in turn, on an actor system of its own "
           "per row; *none* is the pool as it was before them. Trivial jobs: "
@@ -1322,10 +1340,12 @@ def main():
       "`workers.csv`; `queue.csv`; `saturation.csv` (one row per "
       "repetition), `saturation_ceiling.csv`, `saturation_idle.csv`, "
       "`saturation_calibration.csv`; `ablation.csv` (one row per variant "
-      "and figure); `flow.csv` and `keys.csv` (one row per target and "
+      "and figure) and `ablation_raw.csv` (one row per turn); `flow.csv` and `keys.csv` (one row per target and "
       "repetition); `remote.csv` (one row per run of "
       "`remote_bench`) and `remote_meta.json`; `machine_load.csv` (CPU use "
-      "per workload); `source.txt` (the library version measured); "
+      "per workload); `source.txt` (the library version measured; "
+      "`<workload>_source.txt` for a section measured in a run of its "
+      "own); "
       "`console.log` (what the run printed).")
     w("")
 
@@ -1349,7 +1369,7 @@ def main():
             begin = f"<!-- {name}:begin -->"
             end = f"<!-- {name}:end -->"
             block = text[text.index(begin):text.index(end) + len(end)]
-            out.extend(["", block])
+            out.extend([block] if out and out[-1] == "" else ["", block])
         out.append("")
     with open(args.md, "w") as f:
         f.write("\n".join(out))
