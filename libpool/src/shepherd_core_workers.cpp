@@ -240,10 +240,8 @@ void shepherd_core::on_attempt_timeout(const attempt_id& id,
     fx_.stop_worker(worker_handle{slot->handle, slot->key}, true);
   }
   auto op = table_.current(id);
-  auto own = op != nullptr ? table_.policy(id.operation, *op)
-                          : operation_policy{};
-  auto limit = own.attempt_timeout != caf::timespan::zero()
-                 ? own.attempt_timeout
+  auto limit = op != nullptr
+                 ? disp_.budget(id.operation, *op)
                  : opts_.attempt_timeout().value_or(caf::timespan{0});
   auto reason = caf::make_error(pool_errc::timed_out, duration_text(limit));
   if (slot->joined) {

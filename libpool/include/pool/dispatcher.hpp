@@ -164,6 +164,15 @@ public:
   /// Puts `id` back into the queue, due at `due` (unstarted, or a retry).
   void requeue(const attempt_id& id, time_point due);
 
+  /// How long an attempt of operation `id` (`op`) may run
+  /// (`work_record::budget`): its own attempt timeout, else the pool's; 0
+  /// for no limit.
+  caf::timespan budget(uint64_t id, const operation& op) const {
+    auto own = table_.policy(id, op).attempt_timeout;
+    return own != caf::timespan::zero() ? own
+                                        : timeout_.value_or(caf::timespan{0});
+  }
+
 private:
   using record_batch = std::vector<work_record>;
 
@@ -194,14 +203,6 @@ private:
   /// Whether the gate lets `worker` start an attempt now; if not, puts it
   /// to sleep until it may (the due timer wakes it).
   bool gate_open(worker_ref worker);
-
-  /// How long an attempt of `op` may run (`work_record::budget`): its own
-  /// attempt timeout, else the pool's; 0 for no limit.
-  caf::timespan budget(uint64_t id, const operation& op) const {
-    auto own = table_.policy(id, op).attempt_timeout;
-    return own != caf::timespan::zero() ? own
-                                        : timeout_.value_or(caf::timespan{0});
-  }
 
   bool own(const worker_slot& slot) const noexcept {
     return !slot.joined;

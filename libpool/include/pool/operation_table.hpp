@@ -62,7 +62,8 @@ enum class operation_phase : uint8_t {
 };
 
 /// One accepted operation, from submit until its caller got an outcome.
-/// (The small fields come last, together: 96 bytes instead of 104.)
+/// (The small fields come last, together, and an operation's own policy
+/// lives in the table's side map: 80 bytes, where it was 104.)
 struct operation {
   using time_point = caf::actor_clock::time_point;
   /// The input, kept for retries.
