@@ -91,20 +91,11 @@ namespace {
 /// POOL_BENCH_ABLATION=a,b keeps the variants whose names start with one of
 /// the prefixes (for deciding on one mechanism with more repetitions).
 bool wanted(const variant& v) {
-  auto only = std::getenv("POOL_BENCH_ABLATION");
-  if (only == nullptr || *only == '\0')
-    return true;
-  std::string list = only;
+  auto only = env_list("POOL_BENCH_ABLATION");
   std::string name = v.name;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    auto comma = std::min(list.find(',', pos), list.size());
-    auto prefix = list.substr(pos, comma - pos);
-    if (!prefix.empty() && name.compare(0, prefix.size(), prefix) == 0)
-      return true;
-    pos = comma + 1;
-  }
-  return false;
+  return !only || std::any_of(only->begin(), only->end(), [&](auto& prefix) {
+           return name.compare(0, prefix.size(), prefix) == 0;
+         });
 }
 
 } // namespace

@@ -15,6 +15,25 @@
 
 namespace bench {
 
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> result;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    auto comma = std::min(list.find(',', pos), list.size());
+    if (comma > pos)
+      result.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return result;
+}
+
+std::optional<std::vector<std::string>> env_list(const char* name) {
+  auto value = std::getenv(name);
+  if (value == nullptr || *value == '\0')
+    return std::nullopt;
+  return split_list(value);
+}
+
 bool settings::wants(const std::string& workload) const {
   return only.empty() ||
          std::find(only.begin(), only.end(), workload) != only.end();

@@ -215,17 +215,23 @@ target pool_target(caf::actor_system& sys, std::string name, caf::actor pool,
 target actor_target(caf::actor_system& sys, std::string name,
                     caf::actor dest, size_t window);
 
+/// The items of a comma-separated list, empty ones left out.
+std::vector<std::string> split_list(const std::string& list);
+
+/// The items of the environment variable `name` (`split_list`); none when
+/// it is unset or empty.
+std::optional<std::vector<std::string>> env_list(const char* name);
+
 /// POOL_BENCH_TARGETS=a,b keeps only the named targets (for profiling one).
 template <class T, class Name>
 void keep_chosen(std::vector<T>& targets, Name name_of) {
-  auto only = std::getenv("POOL_BENCH_TARGETS");
-  if (only == nullptr)
+  auto only = env_list("POOL_BENCH_TARGETS");
+  if (!only)
     return;
-  std::string list = std::string{","} + only + ",";
   targets.erase(std::remove_if(targets.begin(), targets.end(),
                                [&](const T& t) {
-                                 return list.find("," + name_of(t) + ",") ==
-                                        std::string::npos;
+                                 return std::find(only->begin(), only->end(),
+                                                  name_of(t)) == only->end();
                                }),
                 targets.end());
 }

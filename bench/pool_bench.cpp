@@ -75,16 +75,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--out" && i + 1 < argc) {
       cfg.out_dir = argv[++i];
     } else if (arg == "--only" && i + 1 < argc) {
-      std::string list = argv[++i];
-      size_t pos = 0;
-      while (pos <= list.size()) {
-        auto comma = list.find(',', pos);
-        if (comma == std::string::npos)
-          comma = list.size();
-        if (comma > pos)
-          cfg.only.push_back(list.substr(pos, comma - pos));
-        pos = comma + 1;
-      }
+      cfg.only = bench::split_list(argv[++i]);
     } else if (arg == "--help" || arg == "-h") {
       usage();
       return 0;

@@ -234,19 +234,17 @@ void run_saturation(const settings& cfg) {
     worker_counts.push_back(cores - 1);
   // POOL_BENCH_SATURATION=20x2,200x1 measures only those points (job
   // microseconds x workers) and skips the ceiling and idle CPU.
-  auto only = std::getenv("POOL_BENCH_SATURATION");
-  auto wanted = [only](double job_us, size_t workers) {
-    if (only == nullptr)
-      return true;
-    auto key = "," + std::to_string(static_cast<int>(job_us)) + "x" +
-               std::to_string(workers) + ",";
-    return ("," + std::string{only} + ",").find(key) != std::string::npos;
+  auto only = env_list("POOL_BENCH_SATURATION");
+  auto wanted = [&only](double job_us, size_t workers) {
+    auto key = std::to_string(static_cast<int>(job_us)) + "x" +
+               std::to_string(workers);
+    return !only || std::find(only->begin(), only->end(), key) != only->end();
   };
   for (auto job_us : {20.0, 200.0, 2000.0})
     for (auto workers : worker_counts)
       if (wanted(job_us, workers))
         measure_point(cfg, out, sys, {job_us, workers}, steps, reps);
-  if (only != nullptr)
+  if (only)
     return;
   csv_file ceiling{cfg, "saturation_ceiling.csv",
                    "workers,rep,jobs,seconds,jobs_per_s"};
