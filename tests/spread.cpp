@@ -131,7 +131,7 @@ TEST_CASE("a detached sender sends as usual" * doctest::timeout(30)) {
     [receiver](caf::event_based_actor* self) -> caf::behavior {
       return {[=](const std::string&) {
         self->send(self, int32_t{0}); // more mail: still a plain send
-        pool::send_spread(self, receiver, caf::make_message(int32_t{7}));
+        pool::send_spread(self, receiver, int32_t{7}); // (values as they are)
       },
               [](int32_t) {}};
     });

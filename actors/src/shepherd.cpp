@@ -112,6 +112,14 @@ private:
     send_spread(this, worker.handle, std::move(msg));
   }
 
+  void work_to_do(const worker_slot& worker, work_record record) override {
+    send_spread(this, worker.handle, work_to_do_atom_v, std::move(record));
+  }
+
+  void go_to_sleep(const worker_slot& worker) override {
+    send_spread(this, worker.handle, go_to_sleep_atom_v);
+  }
+
   worker_handle spawn_worker() override {
     auto worker = cfg_.spawn_worker(home_system());
     monitor(worker);

@@ -50,12 +50,10 @@ private:
 
 } // namespace
 
-void send_spread(caf::scheduled_actor* self, const caf::actor& to,
-                 caf::message msg) {
-  if (!to)
-    return;
-  auto element = caf::make_mailbox_element(
-      self->ctrl(), caf::make_message_id(), {}, std::move(msg));
+namespace detail {
+
+void enqueue_spread(caf::scheduled_actor* self, const caf::actor& to,
+                    caf::mailbox_element_ptr element) {
   // Only a sender with more mail keeps its thread: the common case (and an
   // idle pool's every send) costs one check more than a plain send.
   auto here = self->mailbox().empty()
@@ -68,5 +66,7 @@ void send_spread(caf::scheduled_actor* self, const caf::actor& to,
   spreading_unit unit{here};
   to->enqueue(std::move(element), &unit);
 }
+
+} // namespace detail
 
 } // namespace pool

@@ -271,8 +271,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
   roster_.set_phase(worker, worker_phase::working, now);
   start_timer(batch.front().id, worker);
   if (batch.size() == 1) {
-    fx_.to_worker(
-        *slot, caf::make_message(work_to_do_atom_v, std::move(batch.front())));
+    fx_.work_to_do(*slot, std::move(batch.front()));
   } else {
     ++mon_.counters().batches;
     mon_.counters().batched += batch.size();
@@ -294,7 +293,7 @@ void dispatcher::put_to_sleep(worker_ref worker, caf::timespan wait) {
     if (slot->phase == worker_phase::waiting) {
       roster_.set_phase(worker, worker_phase::sleeping, fx_.now());
       mon_.note_sleeping(*slot, roster_.configured());
-      fx_.to_worker(*slot, caf::make_message(go_to_sleep_atom_v));
+      fx_.go_to_sleep(*slot);
     }
   }
   if (wait != no_deadline)

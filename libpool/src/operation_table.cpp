@@ -146,7 +146,8 @@ operation_table::ended operation_table::end(uint64_t id) {
     leave_wait(result.op);
   if (result.op.returned_)
     --returned_;
-  if (auto x = extras_.find(id); x != extras_.end()) {
+  if (auto x = extras_.empty() ? extras_.end() : extras_.find(id);
+      x != extras_.end()) {
     result.extras = std::move(x->second);
     extras_.erase(x);
     if (!result.extras.key.empty())

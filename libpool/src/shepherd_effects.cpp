@@ -1,8 +1,21 @@
 #include "pool/shepherd_effects.hpp"
 
+#include <caf/make_message.hpp>
+
+#include "pool/type_ids.hpp"
+
 namespace pool {
 
 shepherd_effects::~shepherd_effects() = default;
+
+void shepherd_effects::work_to_do(const worker_slot& worker,
+                                  work_record record) {
+  to_worker(worker, caf::make_message(work_to_do_atom_v, std::move(record)));
+}
+
+void shepherd_effects::go_to_sleep(const worker_slot& worker) {
+  to_worker(worker, caf::make_message(go_to_sleep_atom_v));
+}
 
 std::string to_string(timer_kind x) {
   switch (x) {

@@ -73,18 +73,6 @@ worker_ref worker_roster::find(const void* key) const {
   return i != keys_.end() ? i->second : worker_ref{};
 }
 
-worker_slot* worker_roster::get(worker_ref ref) {
-  if (!ref || ref.index >= slots_.size() ||
-      slots_[ref.index].generation_ != ref.generation ||
-      slots_[ref.index].key == nullptr)
-    return nullptr;
-  return &slots_[ref.index];
-}
-
-const worker_slot* worker_roster::get(worker_ref ref) const {
-  return const_cast<worker_roster*>(this)->get(ref);
-}
-
 void worker_roster::set_phase(worker_ref ref, worker_phase phase,
                               time_point now) {
   auto slot = get(ref);

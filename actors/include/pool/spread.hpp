@@ -1,12 +1,23 @@
 #pragma once
 
+#include <utility>
+
 #include <caf/actor.hpp>
-#include <caf/message.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/message_id.hpp>
 #include <caf/scheduled_actor.hpp>
 
 namespace pool {
 
-/// Sends `msg` from `self` to the cooperative actor `to`, placing `to` on
+namespace detail {
+
+/// Enqueues `element` at `to` as `send_spread` describes.
+void enqueue_spread(caf::scheduled_actor* self, const caf::actor& to,
+                    caf::mailbox_element_ptr element);
+
+} // namespace detail
+
+/// Sends `xs...` from `self` to the cooperative actor `to`, placing `to` on
 /// an idle scheduler thread when the message makes it runnable.
 ///
 /// CAF 0.17's work-stealing scheduler queues an actor made runnable from
@@ -20,7 +31,18 @@ namespace pool {
 /// to that thread, which is woken; otherwise it is queued as usual, which
 /// costs no wake-up. Outside CAF's work-stealing scheduler (the testing
 /// scheduler, work sharing, a detached sender) this is a plain `send`.
+///
+/// The values go into the mailbox element as they are, as `send` does: a
+/// `caf::message` built first would cost an allocation more per message.
+template <class... Ts>
 void send_spread(caf::scheduled_actor* self, const caf::actor& to,
-                 caf::message msg);
+                 Ts&&... xs) {
+  if (!to)
+    return;
+  detail::enqueue_spread(self, to,
+                         caf::make_mailbox_element(self->ctrl(),
+                                                   caf::make_message_id(), {},
+                                                   std::forward<Ts>(xs)...));
+}
 
 } // namespace pool

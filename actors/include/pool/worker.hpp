@@ -233,11 +233,12 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   // Reports one attempt as `(status_rep, id, result | error)`.
   auto report = [self](const caf::actor& shepherd, const attempt_id& id,
                        caf::expected<caf::message> outcome) {
-    send_spread(self, shepherd,
-                outcome ? caf::make_message(status_reply_atom_v, id,
-                                            std::move(*outcome))
-                        : caf::make_message(status_reply_atom_v, id,
-                                            std::move(outcome.error())));
+    if (outcome)
+      send_spread(self, shepherd, status_reply_atom_v, id,
+                  std::move(*outcome));
+    else
+      send_spread(self, shepherd, status_reply_atom_v, id,
+                  std::move(outcome.error()));
   };
   auto run = [self, attempt, report, start_clock](work_record& record) {
     auto shepherd = caf::actor_cast<caf::actor>(self->current_sender());
@@ -250,7 +251,7 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       return;
     }
     self->state.phase = worker_phase::waiting;
-    send_spread(self, shepherd, caf::make_message(give_me_work_atom_v));
+    send_spread(self, shepherd, give_me_work_atom_v);
   };
   // A batch: each job in order. Without `each`, all in this handler and
   // reported in one `(status_rep, outcomes)`. With `each`, one job per
@@ -298,10 +299,9 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     }
     st.rest_pending = false;
     if (!each)
-      send_spread(self, shepherd, caf::make_message(status_reply_atom_v,
-                                                    std::move(outcomes)));
+      send_spread(self, shepherd, status_reply_atom_v, std::move(outcomes));
     st.phase = worker_phase::waiting;
-    send_spread(self, shepherd, caf::make_message(give_me_work_atom_v));
+    send_spread(self, shepherd, give_me_work_atom_v);
   };
   // A batch sent ahead (docs/protocol.md "Lookahead") runs unless the
   // shepherd withdrew it; behind the rest of a batch reported attempt by

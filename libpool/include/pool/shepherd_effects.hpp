@@ -72,6 +72,14 @@ public:
 
   virtual void to_worker(const worker_slot& worker, caf::message msg) = 0;
 
+  /// Sends `(work_to_do, record)`: the message an idle pool sends per job.
+  /// By default a `to_worker`; the actor sends the values as they are,
+  /// without building a `caf::message` first (one allocation less).
+  virtual void work_to_do(const worker_slot& worker, work_record record);
+
+  /// Sends `(go_to_sleep)` (see `work_to_do`).
+  virtual void go_to_sleep(const worker_slot& worker);
+
   /// Spawns and monitors a local worker.
   virtual worker_handle spawn_worker() = 0;
 

@@ -115,10 +115,19 @@ public:
   /// The worker whose messages carry `key`; empty if none.
   worker_ref find(const void* key) const;
 
-  /// The slot of `ref`, or null if that worker left.
-  worker_slot* get(worker_ref ref);
+  /// The slot of `ref`, or null if that worker left. (Inline: a job's way
+  /// through the shepherd asks this about 15 times.)
+  worker_slot* get(worker_ref ref) {
+    if (!ref || ref.index >= slots_.size())
+      return nullptr;
+    auto& slot = slots_[ref.index];
+    return slot.generation_ == ref.generation && slot.key != nullptr ? &slot
+                                                                     : nullptr;
+  }
 
-  const worker_slot* get(worker_ref ref) const;
+  const worker_slot* get(worker_ref ref) const {
+    return const_cast<worker_roster*>(this)->get(ref);
+  }
 
   /// Moves a worker to `phase`; a sleeper becomes the most recent sleeper.
   void set_phase(worker_ref ref, worker_phase phase, time_point now);
