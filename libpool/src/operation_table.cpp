@@ -146,10 +146,9 @@ operation_table::ended operation_table::end(uint64_t id) {
     leave_wait(result.op);
   if (result.op.returned_)
     --returned_;
-  if (auto x = extras_.empty() ? extras_.end() : extras_.find(id);
-      x != extras_.end()) {
-    result.extras = std::move(x->second);
-    extras_.erase(x);
+  if (auto x = find_extras(id)) {
+    result.extras = std::move(*x);
+    extras_.erase(id);
     if (!result.extras.key.empty())
       keys_.erase(result.extras.key);
     if (result.extras.watched)

@@ -169,8 +169,6 @@ bool queue_link::adding() const {
   if (!grouped_.empty())
     return true;
   auto& counts = fifos_[static_cast<size_t>(answer_kind::counts)];
-  if (counts.empty())
-    return false;
   return std::any_of(
       counts.begin(), counts.end(), [](const pending_exchange& x) {
         return std::holds_alternative<exchange::add>(x.what) ||
@@ -181,8 +179,6 @@ bool queue_link::adding() const {
 
 bool queue_link::recording() const {
   auto& counts = fifos_[static_cast<size_t>(answer_kind::counts)];
-  if (counts.empty())
-    return false;
   return std::any_of(counts.begin(), counts.end(),
                      [](const pending_exchange& x) {
                        return std::holds_alternative<exchange::record>(x.what);
