@@ -9,6 +9,8 @@
 #include <sstream>
 #include <unistd.h>
 
+#include <caf/scoped_actor.hpp>
+
 #include <pool/configure.hpp>
 #include <pool/protocol.hpp>
 #include <pool/errors.hpp>
@@ -286,25 +288,83 @@ std::vector<double> run_cv_sequential(cv_thread_pool& pool, size_t n,
   return samples;
 }
 
+void send_submit(caf::blocking_actor& self, const caf::actor& dest,
+                 size_t i) {
+  self.send(dest, pool::submit_atom_v, static_cast<int32_t>(i));
+}
+
+void send_plain(caf::blocking_actor& self, const caf::actor& dest, size_t i) {
+  self.send(dest, static_cast<int32_t>(i));
+}
+
+window_result drive_threads(caf::actor_system& sys, const caf::actor& dest,
+                            size_t n, size_t window, size_t callers,
+                            send_fn issue) {
+  callers = std::max<size_t>(1, std::min(callers, n));
+  window = std::max(window, callers);
+  std::vector<size_t> errors(callers, 0);
+  // Every thread sends its first request once all are ready.
+  std::mutex mtx;
+  std::condition_variable cv;
+  size_t ready = 0;
+  bool go = false;
+  time_point start;
+  auto run = [&](size_t k) {
+    caf::scoped_actor self{sys};
+    auto mine = n / callers + (k < n % callers ? 1 : 0);
+    auto room = window / callers + (k < window % callers ? 1 : 0);
+    size_t sent = 0;
+    size_t done = 0;
+    auto top_up = [&] {
+      for (; sent < mine && sent - done < room; ++sent)
+        issue(*self, dest, sent);
+    };
+    {
+      std::unique_lock<std::mutex> guard{mtx};
+      if (++ready == callers) {
+        go = true;
+        start = clock_type::now();
+        cv.notify_all();
+      } else {
+        cv.wait(guard, [&] { return go; });
+      }
+    }
+    top_up();
+    self->receive_while([&] { return done < mine; })(
+        [&](int32_t) {
+          ++done;
+          top_up();
+        },
+        [&](caf::error&) {
+          ++done;
+          ++errors[k];
+          top_up();
+        });
+  };
+  std::vector<std::thread> threads;
+  for (size_t k = 1; k < callers; ++k)
+    threads.emplace_back(run, k);
+  run(0);
+  for (auto& t : threads)
+    t.join();
+  window_result result;
+  result.seconds = seconds_between(start, clock_type::now());
+  for (auto x : errors)
+    result.errors += x;
+  return result;
+}
+
 target pool_target(caf::actor_system& sys, std::string name, caf::actor pool,
-                   size_t window) {
-  return {std::move(name), [&sys, pool, window](size_t n) {
-            return run_window<int32_t>(
-                sys, n, window, [pool](caf::event_based_actor* self, size_t i) {
-                  return self->request(pool, caf::infinite, pool::submit_atom_v,
-                                       static_cast<int32_t>(i));
-                });
+                   size_t window, size_t callers) {
+  return {std::move(name), [&sys, pool, window, callers](size_t n) {
+            return drive_threads(sys, pool, n, window, callers, send_submit);
           }};
 }
 
 target actor_target(caf::actor_system& sys, std::string name,
-                    caf::actor dest, size_t window) {
-  return {std::move(name), [&sys, dest, window](size_t n) {
-            return run_window<int32_t>(
-                sys, n, window, [dest](caf::event_based_actor* self, size_t i) {
-                  return self->request(dest, caf::infinite,
-                                       static_cast<int32_t>(i));
-                });
+                    caf::actor dest, size_t window, size_t callers) {
+  return {std::move(name), [&sys, dest, window, callers](size_t n) {
+            return drive_threads(sys, dest, n, window, callers, send_plain);
           }};
 }
 

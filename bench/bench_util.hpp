@@ -23,6 +23,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
+#include <caf/blocking_actor.hpp>
 #include <caf/event_based_actor.hpp>
 
 namespace bench {
@@ -200,20 +201,42 @@ window_result run_window(caf::actor_system& sys, size_t n, size_t window,
   return result.get();
 }
 
+/// How a driver thread sends the i-th request (`send`, no response
+/// handler): to a pool `(submit, int32)`, to a plain actor `(int32)`.
+using send_fn = void (*)(caf::blocking_actor& self, const caf::actor& dest,
+                         size_t i);
+
+/// Issues `n` requests to `dest` from `callers` plain threads, each a
+/// `caf::scoped_actor` that keeps its share of `window` outstanding with
+/// `send` and counts the replies (int32 or error) with one `receive_while`.
+/// No response handlers: CAF 0.17 keeps those in a flat list, so a driver
+/// that uses them (`run_window`) becomes the bottleneck on many cores.
+/// Returns the time from the first send to the last reply. Blocks the
+/// calling (non-actor) thread.
+window_result drive_threads(caf::actor_system& sys, const caf::actor& dest,
+                            size_t n, size_t window, size_t callers,
+                            send_fn issue);
+
+/// `(submit, int32 i)`.
+void send_submit(caf::blocking_actor& self, const caf::actor& dest, size_t i);
+
+/// `(int32 i)`.
+void send_plain(caf::blocking_actor& self, const caf::actor& dest, size_t i);
+
 /// A named way of running `n` jobs (int32 in, int32 out).
 struct target {
   std::string name;
   std::function<window_result(size_t n)> run;
 };
 
-/// Submits to `pool`, keeping `window` requests outstanding.
+/// Submits to `pool` from `callers` driver threads, keeping `window`
+/// requests outstanding in all (`drive_threads`).
 target pool_target(caf::actor_system& sys, std::string name, caf::actor pool,
-                   size_t window);
+                   size_t window, size_t callers = 1);
 
-/// Asks the plain actor `dest` (an actor pool, a bare actor), keeping
-/// `window` requests outstanding.
+/// Asks the plain actor `dest` (an actor pool, a bare actor) the same way.
 target actor_target(caf::actor_system& sys, std::string name,
-                    caf::actor dest, size_t window);
+                    caf::actor dest, size_t window, size_t callers = 1);
 
 /// The items of a comma-separated list, empty ones left out.
 std::vector<std::string> split_list(const std::string& list);

@@ -20,11 +20,12 @@ void usage() {
   std::puts(
       "usage: pool_bench [--quick] [--out DIR] [--only W[,W...]]\n"
       "workloads: trivial bulk latency sweep workers resize queue durable uneven "
-      "saturation ablation http flow keys\n"
+      "saturation scaling ablation http flow keys\n"
       "environment, for trying a change (a report wants none of them):\n"
       "  POOL_BENCH_UNEVEN=target       uneven: only bimodal @ 0.7\n"
       "  POOL_BENCH_TARGETS=a,b         trivial/bulk/latency/saturation: only these targets\n"
       "  POOL_BENCH_SATURATION=20x2,... saturation: only these points (us x workers)\n"
+      "  POOL_BENCH_SCALING=0x2,20x15   scaling: only these points (us x workers)\n"
       "  POOL_BENCH_ABLATION=all,with.. ablation: only variants named so (prefixes)\n"
       "  POOL_BENCH_ABLATION_REPS=N     ablation: N repetitions (default 5)\n"
       "  POOL_BENCH_MAX_THROUGHPUT=N    scheduler.max-throughput\n"
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
       {"durable", bench::run_durable}, {"uneven", bench::run_uneven},
       {"ablation", bench::run_ablation},
       {"saturation", bench::run_saturation},
+      {"scaling", bench::run_scaling},
       {"http", bench::run_http},
       {"flow", bench::run_flow},
       {"keys", bench::run_keys},

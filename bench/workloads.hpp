@@ -26,6 +26,11 @@ void run_durable(const settings& cfg);
 /// the ideal; and the shepherd's ceiling with jobs that take no time.
 void run_saturation(const settings& cfg);
 
+/// Trivial and 20 us jobs on 1, 2, 4, ... workers up to the cores, every
+/// system, driven by caller threads (`drive_threads`) whose own ceiling is
+/// measured first; and the shepherd's ceiling from several callers.
+void run_scaling(const settings& cfg);
+
 /// The operators' HTTP endpoint's cost on a busy pool: served and scraped
 /// every second vs plain, trivial jobs, alternating.
 void run_http(const settings& cfg);
