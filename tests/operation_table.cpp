@@ -2,7 +2,9 @@
 // the counts they give (available, delayed, held), keys and orphans.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include <caf/make_message.hpp>
 
@@ -163,4 +165,41 @@ TEST_CASE("table: callers are watched once, reported orphaned once down, "
   CHECK(table.orphaned(c));
   table.end(c);
   CHECK(table.unwatched().empty()); // down: nothing to demonitor
+}
+
+TEST_CASE("table: one long operation among 100,000 short ones keeps every "
+          "id findable and the storage small" *
+          doctest::timeout(10)) {
+  operation_table table;
+  auto long_one = table.add(op_due(t0), t0);
+  table.adopt(7'000'000, op_due(t0), t0, {}, false); // another block
+  uint64_t last = 0;
+  for (int i = 0; i < 100000; ++i) {
+    auto id = table.add(op_due(t0), t0);
+    CHECK_EQ(table.find(id)->payload.get_as<int>(0), 1);
+    if (i % 1000 == 999) {
+      // Every id alive so far is still found; ended ones are not.
+      CHECK(table.find(long_one) != nullptr);
+      CHECK(table.find(7'000'000) != nullptr);
+      CHECK(table.find(id - 2) == nullptr);
+    }
+    table.end(id - 1 == long_one ? id + 1 : id - 1);
+    last = id;
+  }
+  CHECK(table.find(long_one) != nullptr);
+  CHECK(table.find(7'000'000) != nullptr);
+  CHECK(table.find(last) != nullptr);
+  CHECK(table.size() == 3);
+  // Every operation is visited once, whichever map holds it.
+  std::vector<uint64_t> seen;
+  table.for_each([&](uint64_t id, const operation&) { seen.push_back(id); });
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<uint64_t>{long_one, last, 7'000'000});
+  // Ended operations give their slots back: the slab holds a few.
+  CHECK(table.slots() <= 4);
+  table.end(long_one);
+  table.end(7'000'000);
+  table.end(last);
+  CHECK(table.empty());
+  CHECK(table.find(last) == nullptr);
 }

@@ -14,6 +14,31 @@ uint64_t operation_table::add(operation op, time_point now,
   return id;
 }
 
+uint64_t operation_table::add_plain(caf::message payload, reply_to caller,
+                                    time_point now, uint64_t intake) {
+  auto id = next_id_++;
+  uint32_t index;
+  if (!free_.empty()) {
+    index = free_.back();
+    free_.pop_back();
+  } else {
+    slab_.emplace_back();
+    index = static_cast<uint32_t>(slab_.size() - 1);
+  }
+  ++size_;
+  auto& op = slab_[index];
+  op.payload = std::move(payload);
+  op.caller = std::move(caller);
+  op.intake = intake;
+  op.submitted_at = now;
+  op.stamp = now;
+  file(id, index);
+  ++op.wait_seq_;
+  op.due_counted_ = true;
+  ++due_;
+  return id;
+}
+
 namespace {
 
 bool is_default(const operation_policy& x) noexcept {
@@ -28,8 +53,14 @@ void operation_table::adopt(uint64_t id, operation op, time_point now,
                             bool follow_ids) {
   if (follow_ids)
     next_id_ = std::max(next_id_, id + 1);
-  auto& slot = ops_[id];
-  slot = std::move(op);
+  auto index = index_of(id);
+  if (index != npos) {
+    slab_[index] = std::move(op); // (Never done: ids are adopted once.)
+  } else {
+    index = store(std::move(op));
+    file(id, index);
+  }
+  auto& slot = slab_[index];
   slot.phase = operation_phase::queued;
   slot.holder = worker_ref{};
   slot.own_policy_ = !is_default(policy);
@@ -46,9 +77,65 @@ operation_policy operation_table::policy(uint64_t id,
   return i != policies_.end() ? i->second : operation_policy{};
 }
 
+uint32_t operation_table::store(operation op) {
+  ++size_;
+  if (!free_.empty()) {
+    auto index = free_.back();
+    free_.pop_back();
+    slab_[index] = std::move(op);
+    return index;
+  }
+  slab_.push_back(std::move(op));
+  return static_cast<uint32_t>(slab_.size() - 1);
+}
+
+void operation_table::release(uint32_t index) {
+  --size_;
+  slab_[index] = operation{}; // (Lets go of the payload and the caller.)
+  free_.push_back(index);
+}
+
+void operation_table::file(uint64_t id, uint32_t index) {
+  if (ring_.empty() && id >= ring_base_)
+    ring_base_ = id; // (Any id may start an empty ring.)
+  if (id < ring_base_ || id - ring_base_ > ring_.size() + 64) {
+    old_.emplace(id, index); // Out of order, or far ahead.
+    return;
+  }
+  if (id - ring_base_ == ring_.size()) {
+    ring_.push_back(index); // (The usual case: the next id.)
+    ++ring_live_;
+    return;
+  }
+  if (id - ring_base_ > ring_.size())
+    ring_.resize(id - ring_base_, npos);
+  if (id - ring_base_ == ring_.size())
+    ring_.push_back(index);
+  else
+    ring_[id - ring_base_] = index;
+  ++ring_live_;
+  trim_ring();
+}
+
+void operation_table::trim_ring() {
+  while (!ring_.empty() && ring_.front() == npos) {
+    ring_.pop_front();
+    ++ring_base_;
+  }
+  // Sparse: an old entry keeps many ended ones in the ring.
+  while (ring_.size() > 1024 && ring_live_ * 4 < ring_.size()) {
+    if (ring_.front() != npos) {
+      old_.emplace(ring_base_, ring_.front());
+      --ring_live_;
+    }
+    ring_.pop_front();
+    ++ring_base_;
+  }
+}
+
 operation* operation_table::find(uint64_t id) {
-  auto i = ops_.find(id);
-  return i != ops_.end() ? &i->second : nullptr;
+  auto index = index_of(id);
+  return index != npos ? &slab_[index] : nullptr;
 }
 
 operation* operation_table::current(const attempt_id& id) {
@@ -128,18 +215,26 @@ void operation_table::leave_ahead(operation& op) {
 
 operation_table::ended operation_table::end(uint64_t id) {
   ended result;
-  auto i = ops_.find(id);
-  if (i == ops_.end())
+  auto index = index_of(id);
+  if (index == npos)
     return result;
+  auto& op = slab_[index];
   result.id = id;
-  if (i->second.phase == operation_phase::held) {
+  if (op.phase == operation_phase::held) {
     --held_;
     count_key(id, -1);
-    if (i->second.ahead_)
+    if (op.ahead_)
       --ahead_; // (The flag stays: the ended operation tells it.)
   }
-  result.op = std::move(i->second);
-  ops_.erase(i);
+  result.op = std::move(op);
+  release(index);
+  if (id - ring_base_ < ring_.size()) {
+    ring_[id - ring_base_] = npos;
+    --ring_live_;
+    trim_ring();
+  } else {
+    old_.erase(id);
+  }
   if (result.op.own_policy_)
     policies_.erase(id);
   if (result.op.phase != operation_phase::held)
@@ -178,20 +273,19 @@ operation_table::oldest_due(time_point now) {
   std::optional<time_point> result;
   if (available(now) == 0)
     return result;
-  for (auto& kvp : ops_) {
-    auto& op = kvp.second;
+  for_each([&](uint64_t, const operation& op) {
     if (op.phase == operation_phase::queued && op.stamp <= now &&
         (!result || op.stamp < *result))
       result = op.stamp;
-  }
+  });
   return result;
 }
 
 std::vector<uint64_t> operation_table::ids() const {
   std::vector<uint64_t> result;
-  result.reserve(ops_.size());
-  for (auto& kvp : ops_)
-    result.push_back(kvp.first);
+  result.reserve(size_);
+  const_cast<operation_table*>(this)->for_each(
+      [&](uint64_t id, const operation&) { result.push_back(id); });
   return result;
 }
 
@@ -296,7 +390,7 @@ void operation_table::enter_wait(uint64_t id, operation& op, time_point now) {
   } else {
     delayed_.push_back(delayed_entry{op.stamp, id, op.wait_seq_});
     std::push_heap(delayed_.begin(), delayed_.end(), later{});
-    if (delayed_.size() > 64 && delayed_.size() > 2 * ops_.size())
+    if (delayed_.size() > 64 && delayed_.size() > 2 * size_)
       compact();
   }
 }

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -137,6 +138,11 @@ public:
   uint64_t add(operation op, time_point now,
                const operation_policy& policy = {});
 
+  /// Accepts a plain operation (the pool's policy, no extras), due at
+  /// `now`, its outcome for `caller`; returns its id.
+  uint64_t add_plain(caf::message payload, reply_to caller, time_point now,
+                     uint64_t intake);
+
   /// Accepts `op` under `id` (an operation adopted from a durable store);
   /// later ids follow the highest seen, unless `follow_ids` is false (an
   /// operation of another shepherd of a shared store, numbered in its own
@@ -195,7 +201,7 @@ public:
   // -- counts -----------------------------------------------------------------
 
   size_t size() const noexcept {
-    return ops_.size();
+    return size_;
   }
 
   /// Operations held by workers, started (running or later in a batch the
@@ -207,7 +213,7 @@ public:
   /// Operations waiting for a worker (due or delayed, or sent ahead to a
   /// busy one).
   size_t waiting() const noexcept {
-    return ops_.size() - held();
+    return size_ - held();
   }
 
   /// Of those, the ones sent ahead.
@@ -235,13 +241,23 @@ public:
   }
 
   bool empty() const noexcept {
-    return ops_.empty();
+    return size_ == 0;
   }
 
+  /// Slots of storage (operations and free slots): the table's high-water
+  /// mark, for tests.
+  size_t slots() const noexcept {
+    return slab_.size();
+  }
+
+  /// Calls `f(id, op)` for every operation (young ones first, by id).
   template <class F>
   void for_each(F f) {
-    for (auto& kvp : ops_)
-      f(kvp.first, kvp.second);
+    for (size_t i = 0; i < ring_.size(); ++i)
+      if (ring_[i] != npos)
+        f(ring_base_ + i, slab_[ring_[i]]);
+    for (auto& kvp : old_)
+      f(kvp.first, slab_[kvp.second]);
   }
 
   /// The ids of every operation.
@@ -332,7 +348,43 @@ private:
   /// is no longer held (-1).
   void count_key(uint64_t id, int delta);
 
-  std::unordered_map<uint64_t, operation> ops_;
+  static constexpr uint32_t npos = ~uint32_t{0};
+
+  /// Stores `op` in a free slot of the slab; returns the slot.
+  uint32_t store(operation op);
+
+  /// Frees slot `index` of the slab.
+  void release(uint32_t index);
+
+  /// The slot of operation `id`, or `npos`.
+  uint32_t index_of(uint64_t id) const {
+    if (id - ring_base_ < ring_.size()) // (unsigned: below the base wraps)
+      return ring_[id - ring_base_];
+    if (old_.empty())
+      return npos;
+    auto i = old_.find(id);
+    return i != old_.end() ? i->second : npos;
+  }
+
+  /// Files slot `index` under `id`: in the ring if `id` comes next there.
+  void file(uint64_t id, uint32_t index);
+
+  /// Moves the oldest ring entries to `old_` while the ring is sparse (one
+  /// long operation must not keep every later id's entry alive).
+  void trim_ring();
+
+  /// Operations, at stable addresses (a deque grows without moving), and
+  /// the free slots. Ids map to slots: the young ones, numbered in order,
+  /// through `ring_` (`ring_[id - ring_base_]`, `npos` once ended, no
+  /// hashing); the rest (adopted ones, or old ones from a sparse ring)
+  /// through `old_`.
+  std::deque<operation> slab_;
+  std::vector<uint32_t> free_;
+  std::deque<uint32_t> ring_;
+  uint64_t ring_base_ = 1;
+  size_t ring_live_ = 0;
+  std::unordered_map<uint64_t, uint32_t> old_;
+  size_t size_ = 0;
   std::unordered_map<uint64_t, operation_extras> extras_;
   /// The policies of operations with one of their own (`own_policy_`).
   std::unordered_map<uint64_t, operation_policy> policies_;
