@@ -64,6 +64,23 @@ int main(int argc, char** argv) {
                                          : bench::send_plain);
   std::printf("%s: %lu jobs in %.3f s, %zu errors\n", system.c_str(), jobs,
               res.seconds, res.errors);
+  if (submit && std::getenv("POOL_PER_JOB_STATS") != nullptr) {
+    // How the jobs went out: batches, sent ahead, handed out directly.
+    caf::scoped_actor self{sys};
+    self->request(dest, caf::infinite, pool::pool_stats_atom_v)
+        .receive(
+            [](const pool::pool_stats& st) {
+              std::printf("batches %llu (%llu jobs), sent ahead %llu, taken "
+                          "back %llu, handed ahead %llu, direct %llu\n",
+                          static_cast<unsigned long long>(st.batches),
+                          static_cast<unsigned long long>(st.batched),
+                          static_cast<unsigned long long>(st.sent_ahead),
+                          static_cast<unsigned long long>(st.taken_back),
+                          static_cast<unsigned long long>(st.handed_ahead),
+                          static_cast<unsigned long long>(st.direct_handouts));
+            },
+            [](caf::error&) {});
+  }
   caf::anon_send_exit(dest, caf::exit_reason::user_shutdown);
   return res.errors == 0 ? 0 : 1;
 }

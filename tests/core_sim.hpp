@@ -41,6 +41,8 @@ struct core_sim {
     std::vector<work_record> running;
     /// Reports each attempt of a batch on its own.
     bool each = false;
+    /// Got one entry on its own (not a batch): reports it on its own.
+    bool single = false;
     bool alive = true;
   };
 
@@ -297,7 +299,12 @@ inline bool core_sim::shepherd_step() {
   } else if (msg.match_elements<status_reply_atom,
                                 std::vector<attempt_outcome>>()) {
     auto outcomes = msg.get_as<std::vector<attempt_outcome>>(1);
-    core.status(key, outcomes);
+    core.status(key, outcomes, std::nullopt);
+  } else if (msg.match_elements<status_reply_atom,
+                                std::vector<attempt_outcome>,
+                                caf::timespan>()) {
+    auto outcomes = msg.get_as<std::vector<attempt_outcome>>(1);
+    core.status(key, outcomes, msg.get_as<caf::timespan>(2));
   } else if (msg.match_elements<timer_event>()) {
     core.timer(msg.get_as<timer_event>(0));
   } else if (msg.match_elements<sim_msg::down_atom>()) {
@@ -323,11 +330,13 @@ inline bool core_sim::worker_step(uint64_t key) {
     return false;
   auto msg = std::move(w.mailbox.front());
   w.mailbox.pop_front();
-  auto run = [&](std::vector<work_record> batch, bool each) {
+  auto run = [&](std::vector<work_record> batch, bool each,
+                 bool single = false) {
     if (on_start)
       on_start(key, batch);
     w.running = std::move(batch);
     w.each = each;
+    w.single = single;
     w.phase = worker_phase::working;
   };
   if (msg.match_elements<wake_up_atom>()) {
@@ -336,7 +345,7 @@ inline bool core_sim::worker_step(uint64_t key) {
       shepherd_box.push_back({key, caf::make_message(give_me_work_atom_v)});
     }
   } else if (msg.match_elements<work_to_do_atom, work_record>()) {
-    run({msg.get_as<work_record>(1)}, false);
+    run({msg.get_as<work_record>(1)}, false, true);
   } else if (msg.match_elements<work_to_do_atom, std::vector<work_record>,
                                 bool>()) {
     run(msg.get_as<std::vector<work_record>>(1), msg.get_as<bool>(2));
@@ -351,7 +360,7 @@ inline bool core_sim::worker_step(uint64_t key) {
     auto ticket = msg.get_as<claim_ticket>(2);
     auto id = reinterpret_cast<uintptr_t>(fake_effects::fake_key(key));
     if (w.phase == worker_phase::waiting && ticket.take(id))
-      run({msg.get_as<work_record>(1)}, false);
+      run({msg.get_as<work_record>(1)}, false, true);
   } else if (msg.match_elements<go_to_sleep_atom>()) {
     if (w.phase == worker_phase::waiting)
       w.phase = worker_phase::sleeping;
@@ -382,15 +391,17 @@ inline bool core_sim::finish(uint64_t key, bool fail) {
       shepherd_box.push_back(
           {key, caf::make_message(status_reply_atom_v, x.id, out.result)});
   };
-  if (w.running.size() == 1 || w.each) {
+  if (w.single || w.each) {
     report_one(w.running.front());
     w.running.erase(w.running.begin());
   } else {
+    // As the pool's workers report a batch: with the time its jobs ran.
     std::vector<attempt_outcome> all;
     for (auto& x : w.running)
       all.push_back(outcome_of(x));
     shepherd_box.push_back(
-        {key, caf::make_message(status_reply_atom_v, std::move(all))});
+        {key, caf::make_message(status_reply_atom_v, std::move(all),
+                                caf::timespan{1000})});
     w.running.clear();
   }
   if (w.running.empty()) {

@@ -94,6 +94,13 @@ private:
 
   caf::result<caf::message> on_submit(caf::message_view& view);
 
+  /// A plain submit's input, from the typed submit handler.
+  void on_plain_submit(caf::message payload);
+
+  static void plain_submit(void* self, caf::message payload) {
+    static_cast<shepherd_actor*>(self)->on_plain_submit(std::move(payload));
+  }
+
   void subscribe(caf::actor who, uint32_t mask, caf::response_promise rp);
 
   void unsubscribe(const caf::actor_addr& who);
@@ -114,6 +121,12 @@ private:
 
   void work_to_do(const worker_slot& worker, work_record record) override {
     send_spread(this, worker.handle, work_to_do_atom_v, std::move(record));
+  }
+
+  void work_batch(const worker_slot& worker, std::vector<work_record> batch,
+                  bool each) override {
+    send_spread(this, worker.handle, work_to_do_atom_v, std::move(batch),
+                each);
   }
 
   void go_to_sleep(const worker_slot& worker) override {
@@ -148,10 +161,13 @@ private:
   }
 
   void respond(const reply_to& to, caf::message msg) override {
+    // What a response promise does, without making one.
+    if (!to.source)
+      return;
     auto self = keep_alive_ ? keep_alive_
                             : caf::actor_cast<caf::strong_actor_ptr>(this);
-    caf::response_promise{std::move(self), to.source, {}, to.id}.deliver(
-        std::move(msg));
+    to.source->enqueue(std::move(self), to.id.response_id(), std::move(msg),
+                       context());
   }
 
   void deliver(caf::response_promise& promise, caf::message msg) override {
@@ -263,6 +279,24 @@ caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
   return caf::delegated<caf::message>{};
 }
 
+void shepherd_actor::on_plain_submit(caf::message payload) {
+  auto& elem = *current_mailbox_element();
+  if (elem.stages.empty() && !elem.mid.is_answered() && core_.takes_plain()) {
+    // Answered later with the outcome, from the caller's address and the
+    // request's id (what a response promise would keep, without making
+    // one).
+    reply_to caller{elem.sender, elem.mid};
+    elem.mid.mark_as_answered();
+    core_.submit_plain(std::move(caller), std::move(payload));
+    return;
+  }
+  submission sub;
+  sub.payload = std::move(payload);
+  sub.sender = current_sender();
+  sub.promise = make_response_promise();
+  core_.submit(std::move(sub));
+}
+
 void shepherd_actor::subscribe(caf::actor who, uint32_t mask,
                                caf::response_promise rp) {
   if (!who) {
@@ -326,7 +360,10 @@ caf::behavior shepherd_actor::make_behavior() {
   set_default_handler([this](caf::scheduled_actor*, caf::message_view& view) {
     return on_submit(view);
   });
-  return {
+  caf::message_handler submits;
+  if (cfg_.submit_handler)
+    submits = cfg_.submit_handler(submit_sink{this, plain_submit});
+  return submits.or_else(
       // -- workers
       [this](give_me_work_atom) { core_.give_work(sender_key()); },
       [this](status_reply_atom, const attempt_id& id, caf::message& result) {
@@ -341,8 +378,12 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](status_reply_atom, const attempt_id& id, caf::error& failure) {
         core_.status(sender_key(), id, nullptr, &failure);
       },
+      [this](status_reply_atom, std::vector<attempt_outcome>& outcomes,
+             caf::timespan ran) {
+        core_.status(sender_key(), outcomes, ran);
+      },
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes) {
-        core_.status(sender_key(), outcomes);
+        core_.status(sender_key(), outcomes, std::nullopt);
       },
       [this](status_reply_atom, caf::timespan ran) {
         core_.slow_job(sender_key(), ran);
@@ -433,8 +474,7 @@ caf::behavior shepherd_actor::make_behavior() {
              const std::vector<uint64_t>& finished, bool missed) {
         if (from_queue())
           core_.store_news(work, finished, missed);
-      },
-  };
+      });
 }
 
 } // namespace

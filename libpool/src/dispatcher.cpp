@@ -270,15 +270,18 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     slot->held.push_back(record.id);
   roster_.set_phase(worker, worker_phase::working, now);
   start_timer(batch.front().id, worker);
-  if (batch.size() == 1) {
+  if (batch.size() == 1 && !own(*slot)) {
     fx_.work_to_do(*slot, std::move(batch.front()));
   } else {
-    ++mon_.counters().batches;
-    mon_.counters().batched += batch.size();
+    // The pool's own workers get even one job as a batch: its report says
+    // how long the job ran (batch sizing), without the time it waited.
+    if (batch.size() > 1) {
+      ++mon_.counters().batches;
+      mon_.counters().batched += batch.size();
+    }
     // With a timeout, each attempt reports as it finishes (its timer starts
     // when the one before it reported); else the batch reports once.
-    fx_.to_worker(*slot, caf::make_message(work_to_do_atom_v, std::move(batch),
-                                           timed));
+    fx_.work_batch(*slot, std::move(batch), timed);
   }
   host_.room_changed();
   send_ahead(worker);

@@ -90,18 +90,14 @@ void dispatcher::send_ahead(worker_ref worker) {
                          ahead_holders_.end());
   ahead_holders_.push_back(worker);
   ++mon_.counters().sent_ahead;
-  if (batch.size() == 1) {
-    fx_.to_worker(*slot, caf::make_message(work_to_do_atom_v,
-                                           std::move(batch.front()),
-                                           *slot->ahead_ticket));
-  } else {
+  if (batch.size() > 1) {
     ++mon_.counters().batches;
     mon_.counters().batched += batch.size();
-    // With a timeout, each attempt reports as it finishes (see dispatch).
-    fx_.to_worker(*slot,
-                  caf::make_message(work_to_do_atom_v, std::move(batch), timed,
-                                    *slot->ahead_ticket));
   }
+  // (Even one job as a batch: see dispatch.) With a timeout, each attempt
+  // reports as it finishes.
+  fx_.to_worker(*slot, caf::make_message(work_to_do_atom_v, std::move(batch),
+                                         timed, *slot->ahead_ticket));
   prefetch();
 }
 

@@ -30,6 +30,7 @@ shepherd_core::shepherd_core(pool_options opts, bool durable,
       disp_(opts_.dispatch(), opts_.attempt_timeout(), durable, roster_, table_,
             link_, mon_, fx_, *this, gate_, opts_.key_flow()) {
   roster_.set_configured(opts_.workers());
+  watch_callers_ = opts_.skip_orphaned();
 }
 
 shepherd_core::~shepherd_core() = default;

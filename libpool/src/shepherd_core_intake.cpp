@@ -55,6 +55,24 @@ void shepherd_core::submit(submission sub) {
   }
 }
 
+void shepherd_core::submit_plain(reply_to caller, caf::message payload) {
+  // What `submit` and `accept` do for a plain submit that `takes_plain`,
+  // and nothing else.
+  auto t = now();
+  ++mon_.counters().submitted;
+  auto promised = static_cast<bool>(caller);
+  auto id = table_.add_plain(std::move(payload), std::move(caller), t,
+                             waits_.arrive());
+  if (promised && promised_++ == 0)
+    fx_.keep_alive(true);
+  if (disp_.hand_out_directly(id, *table_.find(id))) {
+    note_waiting();
+    return;
+  }
+  link_.add_due_now(attempt_id{id, 1}, t);
+  note_waiting();
+}
+
 void shepherd_core::refuse(submission& sub, caf::error err) {
   if (sub.counted)
     ++mon_.counters().failed;

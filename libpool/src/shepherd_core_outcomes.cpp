@@ -58,7 +58,8 @@ void shepherd_core::slow_job(const void* key, caf::timespan ran) {
 }
 
 void shepherd_core::status(const void* key,
-                           std::vector<attempt_outcome>& outcomes) {
+                           std::vector<attempt_outcome>& outcomes,
+                           std::optional<caf::timespan> ran) {
   auto worker = roster_.find(key);
   auto slot = roster_.get(worker);
   // The outcomes must be those of the first attempts of the batch held.
@@ -77,7 +78,7 @@ void shepherd_core::status(const void* key,
   // Since the first attempt reported here started, each job took its share
   // of the time.
   auto t = now();
-  auto elapsed = t - slot->started;
+  auto elapsed = ran ? *ran : t - slot->started;
   std::vector<attempt_id> held;
   // (A worker whose resource broke reports that attempt last, and stops.)
   auto stops = outcomes.back().failed() &&

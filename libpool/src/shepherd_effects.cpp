@@ -13,6 +13,12 @@ void shepherd_effects::work_to_do(const worker_slot& worker,
   to_worker(worker, caf::make_message(work_to_do_atom_v, std::move(record)));
 }
 
+void shepherd_effects::work_batch(const worker_slot& worker,
+                                  std::vector<work_record> batch, bool each) {
+  to_worker(worker,
+            caf::make_message(work_to_do_atom_v, std::move(batch), each));
+}
+
 void shepherd_effects::go_to_sleep(const worker_slot& worker) {
   to_worker(worker, caf::make_message(go_to_sleep_atom_v));
 }

@@ -8,6 +8,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/message.hpp>
+#include <caf/message_handler.hpp>
 #include <caf/type_erased_tuple.hpp>
 
 #include "pool/options.hpp"
@@ -15,6 +16,17 @@
 #include "pool/work_store.hpp"
 
 namespace pool {
+
+/// Where the typed submit handler hands a plain submit's input: the
+/// shepherd actor that runs the handler (`fn(self, payload)`).
+struct submit_sink {
+  void* self = nullptr;
+  void (*fn)(void* self, caf::message payload) = nullptr;
+
+  void operator()(caf::message payload) const {
+    fn(self, std::move(payload));
+  }
+};
 
 /// What the typed façade hands to the type-erased shepherd.
 struct shepherd_config {
@@ -30,6 +42,13 @@ struct shepherd_config {
   /// input (or not serializable: the submit is then kept as it came).
   std::function<std::optional<caf::message>(caf::type_erased_tuple&, size_t)>
       repack;
+  /// The handler of `(submit, In...)` for the pool's input type: it packs
+  /// the input into a message of its own and hands it to the sink. A plain
+  /// submit is the one a pool sees most, so it is matched first, by type,
+  /// instead of after every other handler (the default handler takes the
+  /// rest). Empty when the input cannot be packed (neither serializable nor
+  /// allowed as an unsafe message type).
+  std::function<caf::message_handler(submit_sink)> submit_handler;
   /// The input type(s) as text, for error messages.
   std::string input_type;
   /// Whether a result reported by a joined worker is the job's `Out`

@@ -11,6 +11,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/expected.hpp>
+#include <caf/make_message.hpp>
+#include <caf/message_handler.hpp>
 #include <caf/rtti_pair.hpp>
 #include <caf/scoped_actor.hpp>
 
@@ -53,6 +55,21 @@ std::string unserializable_types(caf::actor_system& sys,
 template <class T>
 using reported_t = std::conditional_t<std::is_void_v<T>, caf::unit_t, T>;
 
+/// The shepherd's handler of `(submit, Ts...)`: the input moves into a
+/// message of its own for `sink` (see `shepherd_config::submit_handler`);
+/// empty when `make_message` takes no `Ts` (neither serializable nor
+/// allowed as unsafe message types).
+template <class Sink, class... Ts>
+caf::message_handler submit_handler(Sink sink, caf::detail::type_list<Ts...>) {
+  if constexpr ((caf::is_serializable_or_whitelisted<Ts>::value && ...)) {
+    return caf::message_handler{[sink](submit_atom, Ts&... xs) {
+      sink(caf::make_message(std::move(xs)...));
+    }};
+  } else {
+    return {};
+  }
+}
+
 /// Validates `opts` and spawns a shepherd whose workers come from
 /// `spawn_worker`, whose input is `Args` and whose result is `Out`.
 template <class Args, class Out>
@@ -82,6 +99,9 @@ caf::expected<caf::actor> spawn_shepherd(
   };
   cfg.repack = [](caf::type_erased_tuple& x, size_t skip) {
     return repack_payload(x, skip, Args{});
+  };
+  cfg.submit_handler = [](submit_sink sink) {
+    return submit_handler(sink, Args{});
   };
   cfg.input_type = type_names(Args{});
   cfg.result_ok = [](const caf::message& x) { return x.match_elements<Out>(); };

@@ -273,6 +273,10 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     std::vector<attempt_outcome> outcomes;
     auto n = each ? std::min<size_t>(batch.size(), 1) : batch.size();
     outcomes.reserve(n);
+    // The batch's own run time goes with its report: the shepherd sizes
+    // batches by it, and time spent in mailboxes or waiting for a thread
+    // (a loaded machine) must not shrink them.
+    auto began = each ? caf::actor_clock::time_point{} : self->clock().now();
     for (size_t i = 0; i < n; ++i) {
       auto& record = batch[i];
       caf::error broken;
@@ -299,7 +303,8 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     }
     st.rest_pending = false;
     if (!each)
-      send_spread(self, shepherd, status_reply_atom_v, std::move(outcomes));
+      send_spread(self, shepherd, status_reply_atom_v, std::move(outcomes),
+                  caf::timespan{self->clock().now() - began});
     st.phase = worker_phase::waiting;
     send_spread(self, shepherd, give_me_work_atom_v);
   };

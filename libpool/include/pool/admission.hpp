@@ -92,6 +92,13 @@ public:
   /// Every parked submit, oldest first (they leave the pool).
   std::deque<submission> take_parked();
 
+  /// Whether a new submit is accepted at once (`check` says accept):
+  /// nothing parked, the door open, room below the capacity.
+  bool open(size_t waiting) const noexcept {
+    return !closed_ && parked_.empty() &&
+           (!capacity_ || waiting + looking_up_ < *capacity_);
+  }
+
   size_t parked() const noexcept {
     return parked_.size();
   }

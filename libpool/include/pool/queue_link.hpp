@@ -178,6 +178,16 @@ public:
   /// caller waiting for its id then gets it at once.
   void add(exchange::add x, time_point now);
 
+  /// `add` of a plain entry due now (no key, no acknowledgement, no
+  /// options): kept for the next group when an add is on its way.
+  void add_due_now(attempt_id id, time_point now) {
+    if (adds_pending_ > 0 && group_adds_) {
+      grouped_.push_back(id);
+      return;
+    }
+    add(exchange::add{id, now, {}, std::nullopt, false}, now);
+  }
+
   /// Sends an exchange of any other kind.
   void send(pending_exchange::kind x);
 

@@ -62,6 +62,17 @@ public:
   /// up by key, or refused; every path answers the promise exactly once.
   void submit(submission sub);
 
+  /// Whether a plain submit (no options, no key, no delay, a request
+  /// answered with the outcome) would be accepted at once as it is: then
+  /// `submit_plain` takes it, else `submit` (the slow path).
+  bool takes_plain() const noexcept {
+    return !durable_ && !watch_callers_ && adm_.open(table_.waiting());
+  }
+
+  /// Accepts a plain submit that `takes_plain`: its outcome answers
+  /// `caller` (nobody when empty).
+  void submit_plain(reply_to caller, caf::message payload);
+
   /// The pool's figures now (answered by the shepherd itself).
   pool_stats stats();
 
@@ -103,7 +114,10 @@ public:
   void status(const void* key, const attempt_id& id, caf::message* result,
               caf::error* failure);
 
-  void status(const void* key, std::vector<attempt_outcome>& outcomes);
+  /// A batch's outcomes; `ran`: how long its jobs ran, as the worker
+  /// measured it (none: the time since the batch started here).
+  void status(const void* key, std::vector<attempt_outcome>& outcomes,
+              std::optional<caf::timespan> ran);
 
   /// A cooperative worker of this pool says its job ran `ran`, over the
   /// slow-job threshold. From anyone else it counts as stale.
@@ -321,6 +335,8 @@ private:
   caf::error quit_reason_;
   /// Parked submits are being admitted (no reentry).
   bool admitting_ = false;
+  /// Callers are watched for orphans (`skip_orphaned`).
+  bool watch_callers_ = false;
 };
 
 } // namespace pool

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/actor_addr.hpp>
@@ -76,6 +77,10 @@ public:
   /// By default a `to_worker`; the actor sends the values as they are,
   /// without building a `caf::message` first (one allocation less).
   virtual void work_to_do(const worker_slot& worker, work_record record);
+
+  /// Sends `(work_to_do, batch, each)` (see `work_to_do`).
+  virtual void work_batch(const worker_slot& worker,
+                          std::vector<work_record> batch, bool each);
 
   /// Sends `(go_to_sleep)` (see `work_to_do`).
   virtual void go_to_sleep(const worker_slot& worker);
