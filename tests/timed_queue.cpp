@@ -214,3 +214,55 @@ TEST_CASE("with aging, a waiting low priority entry overtakes new high ones" *
   REQUIRE(at != aged_order.end());
   CHECK(at - aged_order.begin() == 40);
 }
+
+TEST_CASE("pop_due_into hands out what pop_due would, in the same order, "
+          "plain, keyed, prioritized and delayed entries alike" *
+          doctest::timeout(10)) {
+  // Two identical queues: one drained entry by entry, one in batches.
+  auto fill = [](timed_queue& q) {
+    for (uint64_t i = 1; i <= 200; ++i) {
+      auto x = entry(i);
+      if (i % 7 == 0)
+        x.priority = 2;
+      if (i % 5 == 0)
+        x.concurrency_key = "k" + std::to_string(i % 3);
+      auto due = i % 11 == 0 ? t0 + 1s : t0;
+      q.push(std::move(x), due, t0);
+    }
+  };
+  timed_queue one;
+  timed_queue many;
+  fill(one);
+  fill(many);
+  for (auto now : {t0, t0 + 2s}) {
+    auto expected = drain(one, now);
+    std::vector<work_record> out;
+    size_t got = 0;
+    for (size_t n : {1, 3, 64, 64, 64, 64}) {
+      auto k = many.pop_due_into(now, n, out);
+      CHECK(k <= n);
+      got += k;
+    }
+    CHECK(got == out.size());
+    std::vector<uint64_t> ids;
+    for (auto& x : out)
+      ids.push_back(x.id.operation);
+    CHECK(ids == expected);
+    CHECK(many.available(now) == 0);
+  }
+  CHECK(many.size() == 0);
+  // Only plain entries: the fast lane keeps order and payloads.
+  timed_queue plain;
+  for (uint64_t i = 1; i <= 10; ++i)
+    plain.push(entry(i, 2), t0, t0);
+  std::vector<work_record> out;
+  CHECK(plain.pop_due_into(t0, 4, out) == 4);
+  CHECK(plain.pop_due_into(t0, 100, out) == 6);
+  CHECK(plain.pop_due_into(t0, 100, out) == 0);
+  for (uint64_t i = 1; i <= 10; ++i) {
+    CHECK(out[i - 1].id == pool::attempt_id{i, 2});
+    CHECK(out[i - 1].payload.get_as<int>(0) == int(i));
+  }
+  plain.push(entry(11), t0, t0); // (the lane works again after running dry)
+  CHECK(drain(plain, t0) == std::vector<uint64_t>{11});
+}

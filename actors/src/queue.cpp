@@ -179,13 +179,11 @@ caf::result<caf::message> get(queue_self self, uint32_t n, bool many) {
   auto hold = st.work_held;
   std::vector<work_record> records;
   try {
-    while (records.size() < n) {
-      auto record = st.store->pop_due(now);
-      if (!record)
-        break;
-      hold = hold || st.uncommitted.count(record->id.operation) > 0;
-      records.push_back(std::move(*record));
-    }
+    records.reserve(std::min<size_t>(n, 64));
+    st.store->pop_due_into(now, n, records);
+    if (!st.uncommitted.empty())
+      for (auto& record : records)
+        hold = hold || st.uncommitted.count(record.id.operation) > 0;
   } catch (...) {
     // The store failed after handing out some entries: an in-memory store
     // will not see them again, so they go out before this actor dies (a

@@ -4,6 +4,23 @@ namespace pool {
 
 work_store::~work_store() = default;
 
+size_t work_store::pop_due_into(time_point now, size_t n,
+                                std::vector<work_record>& out) {
+  size_t got = 0;
+  for (; got < n; ++got) {
+    auto record = pop_due(now);
+    if (!record)
+      break;
+    out.push_back(std::move(*record));
+  }
+  return got;
+}
+
+size_t memory_store::pop_due_into(time_point now, size_t n,
+                                  std::vector<work_record>& out) {
+  return queue_.pop_due_into(now, n, out);
+}
+
 caf::error memory_store::push(work_record x, time_point due, time_point now) {
   queue_.push(std::move(x), due, now);
   return caf::none;

@@ -16,6 +16,12 @@ work_record timed_queue::ready_entry::take(int32_t priority,
   return result;
 }
 
+void timed_queue::ready_entry::take_plain(std::vector<work_record>& out) && {
+  auto& result = out.emplace_back(attempt_id{operation, attempt},
+                                  std::move(payload), budget);
+  result.max_attempts = max_attempts;
+}
+
 void timed_queue::band::push(ready_entry x, std::string key) {
   ++size;
   if (key.empty()) {
@@ -108,7 +114,12 @@ uint64_t timed_queue::push(work_record x, time_point due, time_point now) {
   // one: each band remains ordered by due time.
   promote(now);
   auto seq = seq_++;
-  if (due <= now) {
+  if (due <= now && x.priority == 0 && x.concurrency_key.empty() &&
+      bands_.size() == 1 && bands_.begin()->first == 0) {
+    // The usual entry: band 0 (the only one) without a lookup.
+    bands_.begin()->second.push(ready_entry{now, std::move(x)}, {});
+    ++ready_;
+  } else if (due <= now) {
     auto priority = x.priority;
     auto key = std::move(x.concurrency_key);
     bands_[priority].push(ready_entry{now, std::move(x)}, std::move(key));
@@ -165,6 +176,34 @@ std::optional<work_record> timed_queue::pop_due(time_point now) {
     bands_.erase(i);
   --ready_;
   return std::move(entry).take(priority, std::move(key));
+}
+
+size_t timed_queue::pop_due_into(time_point now, size_t n,
+                                 std::vector<work_record>& out) {
+  promote(now);
+  size_t got = 0;
+  while (got < n && ready_ > 0) {
+    auto& first = bands_.begin()->second;
+    if (bands_.size() == 1 && bands_.begin()->first == 0 &&
+        first.lanes.empty()) {
+      // Band 0 alone and no keys: its plain lane, in order.
+      auto k = std::min(n - got, first.plain.size());
+      for (size_t i = 0; i < k; ++i) {
+        std::move(first.plain.front()).take_plain(out);
+        first.plain.pop_front();
+      }
+      first.size -= k;
+      ready_ -= k;
+      got += k;
+      if (first.plain.empty())
+        first.turns.clear();
+      continue;
+    }
+    auto x = pop_due(now);
+    out.push_back(std::move(*x));
+    ++got;
+  }
+  return got;
 }
 
 std::optional<timed_queue::time_point> timed_queue::next_due(time_point now) {

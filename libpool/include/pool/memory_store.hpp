@@ -13,6 +13,9 @@ public:
 
   std::optional<work_record> pop_due(time_point now) override;
 
+  size_t pop_due_into(time_point now, size_t n,
+                      std::vector<work_record>& out) override;
+
   std::optional<time_point> next_due(time_point now) override;
 
   size_t remove(uint64_t operation) override;

@@ -48,6 +48,10 @@ public:
   /// Removes and returns the first entry due at `now`, if any.
   std::optional<work_record> pop_due(time_point now);
 
+  /// Removes up to `n` entries due at `now`, in `pop_due` order, appended
+  /// to `out`; returns how many.
+  size_t pop_due_into(time_point now, size_t n, std::vector<work_record>& out);
+
   /// The due time of the earliest entry not yet due at `now`.
   std::optional<time_point> next_due(time_point now);
 
@@ -95,6 +99,9 @@ private:
 
     /// The record again, in band `priority` and lane `key`.
     work_record take(int32_t priority, std::string key) &&;
+
+    /// The record again, of band 0 and no key, at the end of `out`.
+    void take_plain(std::vector<work_record>& out) &&;
 
     /// When it fell due (for aging).
     time_point since;

@@ -65,6 +65,12 @@ public:
   /// Removes and returns the first entry that is due at `now`, if any.
   virtual std::optional<work_record> pop_due(time_point now) = 0;
 
+  /// Removes up to `n` entries due at `now`, in the order `pop_due` gives
+  /// them, and appends them to `out`; returns how many. (By default
+  /// `pop_due` in a loop; the memory store hands them out in one go.)
+  virtual size_t pop_due_into(time_point now, size_t n,
+                              std::vector<work_record>& out);
+
   /// Returns the due time of the earliest entry not yet due at `now`.
   virtual std::optional<time_point> next_due(time_point now) = 0;
 
