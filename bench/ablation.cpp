@@ -44,14 +44,10 @@ const variant variants[] = {
     // The defaults again, on an actor system of their own: the gap between
     // the two rows is the noise of this run.
     {"all again (noise)", {}, false},
-    {"without direct hand-out",
-     without([](auto& x) { x.direct_handout = false; }), false},
     {"without sleeping past the queue",
      without([](auto& x) { x.sleep_without_queue = false; }), false},
-    {"without prefetch (nor hand-ahead)",
-     without([](auto& x) { x.prefetch = x.hand_ahead = false; }), false},
-    {"without hand-ahead", without([](auto& x) { x.hand_ahead = false; }),
-     false},
+    {"without prefetch (nor lookahead)",
+     without([](auto& x) { x.prefetch = false; }), false},
     {"without lookahead", without([](auto& x) { x.lookahead = false; }),
      false},
     {"without batching", without([](auto& x) { x.max_batch = 1; }), false},
@@ -60,7 +56,7 @@ const variant variants[] = {
     {"with CAF's default polling", {}, true},
     {"none (before)", without([](auto& x) {
        x.short_cuts(false);
-       x.hand_ahead = x.lookahead = x.group_adds = false;
+       x.lookahead = x.group_adds = false;
        x.max_batch = 1;
      }),
      true},

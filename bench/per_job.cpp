@@ -71,13 +71,11 @@ int main(int argc, char** argv) {
         .receive(
             [](const pool::pool_stats& st) {
               std::printf("batches %llu (%llu jobs), sent ahead %llu, taken "
-                          "back %llu, handed ahead %llu, direct %llu\n",
+                          "back %llu\n",
                           static_cast<unsigned long long>(st.batches),
                           static_cast<unsigned long long>(st.batched),
                           static_cast<unsigned long long>(st.sent_ahead),
-                          static_cast<unsigned long long>(st.taken_back),
-                          static_cast<unsigned long long>(st.handed_ahead),
-                          static_cast<unsigned long long>(st.direct_handouts));
+                          static_cast<unsigned long long>(st.taken_back));
             },
             [](caf::error&) {});
   }

@@ -117,10 +117,10 @@ TEST_CASE_FIXTURE(batching, "with max_batch(1) every job goes out on its own" *
   frozen.clear();
   auto events = run();
   CHECK(batch_sizes(events).empty());
-  // Each job in a work_to_do of its own; one handed ahead and withdrawn
-  // (docs/protocol.md "Hand-ahead") was sent twice.
+  // Each job in a work_to_do of its own; one sent ahead and taken back
+  // (docs/protocol.md "Lookahead") was sent twice.
   auto st = stats_of(pool);
-  CHECK(count(events, "work_to_do") == 20 + st.handed_ahead - st.taken_ahead);
+  CHECK(count(events, "work_to_do") == 20 + st.taken_back);
   CHECK(results(self, 20) == doubled(0, 20));
   CHECK(stats_of(pool).batches == 0);
 }
@@ -183,9 +183,9 @@ TEST_CASE_FIXTURE(batching,
   for (int x = 0; x < 10; ++x)
     self->send(pool, pool::submit_atom_v, x);
   auto events = run();
-  // The first goes straight to the sleeping worker, the second to the
-  // queue; the other eight arrive before the queue answers and follow in
-  // one message.
+  // The first goes to the queue (its sleeping worker asks for it right
+  // behind it); the other nine arrive before the queue answers and follow
+  // in one message.
   std::vector<size_t> adds;
   for (auto& ev : events)
     if (ev.tag == "add_work")
@@ -193,7 +193,7 @@ TEST_CASE_FIXTURE(batching,
           ev.content.match_element<std::vector<pool::work_record>>(1)
               ? ev.content.get_as<std::vector<pool::work_record>>(1).size()
               : 1);
-  CHECK(adds == std::vector<size_t>{1, 8});
+  CHECK(adds == std::vector<size_t>{1, 9});
   auto st = stats_of(pool);
   CHECK(st.available == 9);
   frozen.clear();

@@ -123,16 +123,21 @@ TEST_CASE("batching comes from the configuration" * doctest::timeout(10)) {
   CHECK(defaults->max_batch() == pool::pool_options{}.max_batch());
 }
 
-TEST_CASE("hand-ahead and the short cuts come from the configuration" *
+TEST_CASE("lookahead and the short cuts come from the configuration, and "
+          "the removed hand-ahead is refused by name" *
           doctest::timeout(10)) {
   auto defaults = parse({});
   REQUIRE(defaults);
-  CHECK(defaults->hand_ahead());
+  CHECK(defaults->lookahead());
   CHECK(defaults->short_cuts());
-  auto opts = parse({}, "[pool]\nhand-ahead=false\nshort-cuts=false\n");
+  auto opts = parse({}, "[pool]\nlookahead=false\nshort-cuts=false\n");
   REQUIRE(opts);
-  CHECK(!opts->hand_ahead());
+  CHECK(!opts->lookahead());
   CHECK(!opts->short_cuts());
+  auto old = parse({}, "[pool]\nhand-ahead=false\n");
+  REQUIRE(!old);
+  CHECK(pool::describe(old.error()).find("hand-ahead") != std::string::npos);
+  CHECK(pool::describe(old.error()).find("lookahead") != std::string::npos);
 }
 
 TEST_CASE("pool::configure skips the scheduler's moderate polling unless the "

@@ -356,11 +356,6 @@ inline bool core_sim::worker_step(uint64_t key) {
     auto id = reinterpret_cast<uintptr_t>(fake_effects::fake_key(key));
     if (ticket.take(id))
       run(msg.get_as<std::vector<work_record>>(1), msg.get_as<bool>(2));
-  } else if (msg.match_elements<work_to_do_atom, work_record, claim_ticket>()) {
-    auto ticket = msg.get_as<claim_ticket>(2);
-    auto id = reinterpret_cast<uintptr_t>(fake_effects::fake_key(key));
-    if (w.phase == worker_phase::waiting && ticket.take(id))
-      run({msg.get_as<work_record>(1)}, false, true);
   } else if (msg.match_elements<go_to_sleep_atom>()) {
     if (w.phase == worker_phase::waiting)
       w.phase = worker_phase::sleeping;

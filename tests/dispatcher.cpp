@@ -27,29 +27,54 @@ size_t to_workers(core_sim& sim, caf::atom_value tag) {
 
 } // namespace
 
-TEST_CASE("dispatcher: direct hand-out: a submit on an idle pool goes "
-          "straight to the most recent sleeper, past the queue" *
+TEST_CASE("dispatcher: a submit on an idle pool goes to the queue first, "
+          "and the most recent sleeper's work is asked for right behind it, "
+          "without a wake-up" *
           doctest::timeout(10)) {
   core_sim sim{opts(2)};
   sim.enqueue(1);
+  // In one step: the add, and the get on the sleeper's behalf behind it.
+  sim.shepherd_step();
+  CHECK(sim.queue_box.size() == 2);
   sim.settle();
-  CHECK(to_queue(sim, pool::add_work_atom::value) == 0);
+  CHECK(to_queue(sim, pool::add_work_atom::value) == 1);
+  CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
+  CHECK(to_workers(sim, pool::wake_up_atom::value) == 0);
   CHECK(to_workers(sim, pool::work_to_do_atom::value) == 1);
   CHECK(sim.workers[2].phase == pool::worker_phase::working); // (top)
-  CHECK(sim.core.stats().direct_handouts == 1);
   // It reports, asks again, and sleeps without a trip to the queue.
   sim.finish(2);
   sim.settle();
-  CHECK(to_queue(sim, pool::get_work_atom::value) == 0);
+  CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
   CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 1);
   CHECK(sim.outcomes.size() == 1);
+}
+
+TEST_CASE("dispatcher: a sleeper asked for in vain is not told to sleep: "
+          "it never knew it was woken" *
+          doctest::timeout(10)) {
+  core_sim sim{opts(1)};
+  sim.enqueue(1);
+  sim.shepherd_step(); // the add and the get behind it
+  // The operation is cancelled before the queue answers: the get finds
+  // nothing.
+  CHECK(!sim.core.cancel(1));
+  sim.settle();
+  CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
+  CHECK(to_workers(sim, pool::work_to_do_atom::value) == 0);
+  CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 0);
+  CHECK(sim.workers[1].phase == pool::worker_phase::sleeping);
+  CHECK(sim.core.roster().sleeping() == 1);
+  // The next submit finds it asleep and asks for it again.
+  sim.enqueue(2);
+  sim.settle();
+  CHECK(to_workers(sim, pool::work_to_do_atom::value) == 1);
 }
 
 TEST_CASE("dispatcher: without the short cuts, the pattern's plain pull" *
           doctest::timeout(10)) {
   pool::dispatch_tuning plain;
   plain.short_cuts(false);
-  plain.hand_ahead = false;
   core_sim sim{opts(1, plain)};
   sim.enqueue(1);
   sim.settle();
@@ -63,21 +88,21 @@ TEST_CASE("dispatcher: without the short cuts, the pattern's plain pull" *
   CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 1);
 }
 
-TEST_CASE("dispatcher: a sleeping worker is woken when due work is in the "
-          "queue, and asks for it" *
+TEST_CASE("dispatcher: when delayed work falls due, the queue is asked for "
+          "it on a sleeping worker's behalf" *
           doctest::timeout(10)) {
   core_sim sim{opts(1)};
-  sim.enqueue(1, 1s); // delayed: through the queue
+  sim.enqueue(1, 1s); // delayed
   sim.settle();
   sim.advance(1s);
   sim.settle();
-  CHECK(to_workers(sim, pool::wake_up_atom::value) == 1);
+  CHECK(to_workers(sim, pool::wake_up_atom::value) == 0);
   CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
   CHECK(sim.workers[1].phase == pool::worker_phase::working);
 }
 
-TEST_CASE("dispatcher: while every worker is busy, the next due entry is "
-          "taken out ahead and handed ahead under one ticket" *
+TEST_CASE("dispatcher: while every worker is busy, due entries are taken "
+          "out ahead and a worker that reports gets its next one at once" *
           doctest::timeout(10)) {
   pool::dispatch_tuning one_at_a_time;
   one_at_a_time.max_batch = 1;
@@ -86,21 +111,22 @@ TEST_CASE("dispatcher: while every worker is busy, the next due entry is "
   for (int i = 0; i < 4; ++i)
     sim.enqueue(i);
   sim.settle();
-  // Two went straight out; the rest wait, the oldest handed ahead to both.
+  // Two run; the rest wait, taken out of the queue ahead.
   CHECK(sim.in_phase(pool::worker_phase::working).size() == 2);
   auto st = sim.core.stats();
-  CHECK(st.handed_ahead == 1);
   CHECK(st.available == 2);
   CHECK(st.held == 2);
-  // The first to finish takes it and runs it at once (before the shepherd
-  // handles its request for work, as the real worker does).
-  sim.finish(1);
-  sim.worker_step(1);
+  auto gets = to_queue(sim, pool::get_work_atom::value);
+  // The first to finish gets the oldest waiting entry without another trip
+  // to the queue.
+  auto first = sim.in_phase(pool::worker_phase::working).front();
+  auto ran = sim.workers[first].running.front().payload.get_as<int>(0);
+  sim.finish(first);
   sim.settle();
-  st = sim.core.stats();
-  CHECK(st.taken_ahead == 1);
-  CHECK(sim.workers[1].phase == pool::worker_phase::working);
-  CHECK(sim.workers[1].running.front().payload.get_as<int>(0) == 2);
+  CHECK(to_queue(sim, pool::get_work_atom::value) == gets);
+  CHECK(sim.workers[first].phase == pool::worker_phase::working);
+  CHECK(sim.workers[first].running.front().payload.get_as<int>(0) == 2);
+  CHECK(ran < 2);
   // Every operation runs once and ends once.
   for (int i = 0; i < 10 && sim.core.stats().completed < 4; ++i) {
     for (auto key : sim.in_phase(pool::worker_phase::working))

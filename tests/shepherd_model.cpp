@@ -218,15 +218,15 @@ TEST_CASE("model: a bounded queue with parked submits" *
                            .backoff(5ms, 5ms));
 }
 
-TEST_CASE("model: one job at a time, with hand-ahead" * doctest::timeout(120)) {
-  run_model("hand-ahead",
+TEST_CASE("model: one job at a time, entries taken out ahead" *
+          doctest::timeout(120)) {
+  run_model("one-at-a-time",
             pool::pool_options{}.workers(4).max_batch(1).max_attempts(2));
 }
 
 TEST_CASE("model: the plain sequence, no short cuts" * doctest::timeout(120)) {
   pool::dispatch_tuning plain;
   plain.short_cuts(false);
-  plain.hand_ahead = false;
   plain.max_batch = 1;
   run_model("plain",
             pool::pool_options{}.workers(2).dispatch(plain).max_attempts(2));

@@ -266,3 +266,29 @@ TEST_CASE("pop_due_into hands out what pop_due would, in the same order, "
   plain.push(entry(11), t0, t0); // (the lane works again after running dry)
   CHECK(drain(plain, t0) == std::vector<uint64_t>{11});
 }
+
+TEST_CASE("push_all adds in order, as push would, plain and keyed alike" *
+          doctest::timeout(10)) {
+  auto batch = [] {
+    std::vector<work_record> xs;
+    for (uint64_t i = 1; i <= 50; ++i) {
+      xs.push_back(entry(i));
+      if (i % 9 == 0)
+        xs.back().priority = 1;
+      if (i % 4 == 0)
+        xs.back().concurrency_key = "k" + std::to_string(i % 2);
+    }
+    return xs;
+  };
+  timed_queue one;
+  timed_queue all;
+  one.push(entry(100), t0 + 1s, t0); // (a delayed one ahead of them)
+  all.push(entry(100), t0 + 1s, t0);
+  for (auto& x : batch())
+    one.push(std::move(x), t0, t0);
+  auto xs = batch();
+  all.push_all(xs, t0);
+  CHECK(all.size() == one.size());
+  CHECK(all.next_seq() == one.next_seq());
+  CHECK(drain(all, t0 + 2s) == drain(one, t0 + 2s));
+}

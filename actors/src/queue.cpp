@@ -157,15 +157,15 @@ caf::result<caf::message> add_all(queue_self self,
   // A failed commit loses the whole group, so the last push stands for all
   // of them. An entry that fails to push is refused with the ones after it;
   // those before it stay (the shepherd drops them when they come out).
-  std::optional<attempt_id> last;
-  for (auto& record : records) {
-    auto id = record.id;
-    if (auto err = store.push(std::move(record), now, now))
-      return refuse(self, std::move(err));
-    if (store.durable())
-      self->state.uncommitted.insert(id.operation);
-    last = id;
-  }
+  if (records.empty())
+    return answer(self, caf::make_message(counts_of(store, now)),
+                  answer_type::change, true);
+  auto last = records.back().id;
+  if (store.durable())
+    for (auto& record : records)
+      self->state.uncommitted.insert(record.id.operation);
+  if (auto err = store.push_all(records, now))
+    return refuse(self, std::move(err));
   return answer(self, caf::make_message(counts_of(store, now)),
                 answer_type::change, true, last);
 }

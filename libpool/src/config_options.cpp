@@ -60,8 +60,6 @@ constexpr pool_option all_options[] = {
      "give each worker a thread of its own"},
     {"short-cuts", value_kind::flag, "false",
      "skip round trips for the pool's own workers"},
-    {"hand-ahead", value_kind::flag, "false",
-     "hand the next entry to a busy worker ahead of time"},
     {"max-batch", value_kind::integer, "64",
      "most jobs per work_to_do, 1 = no batches"},
     {"batch-time", value_kind::duration, "1ms",
@@ -244,8 +242,10 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.kind(worker_kind::dedicated);
   if (auto x = caf::get_if<bool>(&cfg, key("short-cuts")))
     opts.short_cuts(*x);
-  if (auto x = caf::get_if<bool>(&cfg, key("hand-ahead")))
-    opts.hand_ahead(*x);
+  if (caf::get_if(&cfg.content, key("hand-ahead")) != nullptr)
+    return bad(key("hand-ahead"),
+               "was removed: the pool has one ahead mechanism, lookahead "
+               "(set lookahead=false to switch it off)");
   if (auto x = caf::get_if<bool>(&cfg, key("lookahead")))
     opts.lookahead(*x);
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("batch-time")))

@@ -20,8 +20,7 @@ dispatcher::dispatcher(dispatch_tuning tuning,
       table_(table), link_(link), mon_(mon), fx_(fx), host_(host),
       gate_(gate), keys_(std::move(keys)) {
   if (!tuning_.prefetch)
-    tuning_.hand_ahead = tuning_.lookahead = false; // (they hand out entries
-                                                    // taken out ahead)
+    tuning_.lookahead = false; // (it sends entries taken out ahead)
   link_.group_adds(tuning_.group_adds && tuning_.max_batch > 1);
 }
 
@@ -44,30 +43,37 @@ bool dispatcher::wake_one() {
 
 void dispatcher::wake_sleeper() {
   auto worker = roster_.top_sleeper();
+  if (roster_.get(worker) == nullptr)
+    return;
   auto& slot = *roster_.get(worker);
   roster_.set_phase(worker, worker_phase::waiting, fx_.now());
+  if (own(slot) && tuning_.sleep_without_queue) {
+    // It takes work in any state: the shepherd asks for it on its behalf
+    // and the entries go to it asleep (it never knew it was woken, so no
+    // go_to_sleep follows if none comes).
+    slot.dozing = true;
+    slot.asking = true;
+    find_work(worker);
+    return;
+  }
   fx_.to_worker(slot, caf::make_message(wake_up_atom_v));
   if (slot.joined)
     host_.woke_joined(worker);
 }
 
-bool dispatcher::hand_out_directly(uint64_t id, operation& op) {
-  // Only when nothing is due or on its way into the queue (the new entry
-  // would come out first anyway) and a local worker sleeps.
-  if (!tuning_.direct_handout || !nothing_due() || gate_.limited() ||
-      keys_.limited())
-    return false;
-  auto worker = roster_.top_sleeper();
-  auto slot = roster_.get(worker);
-  if (slot == nullptr || !own(*slot))
-    return false;
-  roster_.set_phase(worker, worker_phase::waiting, fx_.now());
-  slot->asking = true;
-  ++mon_.counters().direct_handouts;
-  record_batch batch;
-  batch.push_back(table_.record_of(attempt_id{id, op.attempt}, op));
-  dispatch(worker, std::move(batch));
-  return true;
+void dispatcher::added_due_now() {
+  if (roster_.sleeping() == 0 || !tuning_.sleep_without_queue ||
+      gate_.limited() || keys_.limited())
+    return;
+  // As many sleepers as due entries no waiting worker is about to take
+  // (a burst on an idle pool spreads over the idle workers at once).
+  auto due = available() + link_.due_in_flight();
+  while (roster_.sleeping() > 0 && due > roster_.waiting()) {
+    auto slot = roster_.get(roster_.top_sleeper());
+    if (slot == nullptr || !own(*slot))
+      return;
+    wake_sleeper();
+  }
 }
 
 void dispatcher::want_work(worker_ref worker) {
@@ -87,7 +93,6 @@ void dispatcher::on_work(const exchange::get& ask,
       ready_.push_back(std::move(record));
     serve_askers();
     serve_lookahead();
-    hand_ahead();
     return;
   }
   if (ask.reserved)
@@ -167,13 +172,6 @@ void dispatcher::find_work(worker_ref worker) {
     return; // It left meanwhile.
   if (!gate_open(worker))
     return;
-  if (auto back = withdraw_ahead()) {
-    // Handed ahead to workers still busy: older than anything ready.
-    record_batch batch;
-    batch.push_back(std::move(*back));
-    dispatch(worker, std::move(batch));
-    return;
-  }
   auto n = batch_size(!own(*slot));
   if (gate_.limit())
     n = gate_.allowed(fx_.now(), n); // (at least 1: the gate is open)
@@ -262,6 +260,7 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
     }
     return;
   }
+  slot->dozing = false; // (It wakes up to work.)
   slot->started = now;
   slot->held.clear();
   forget_ahead(*slot); // (A waiting worker holds none.)
@@ -285,7 +284,6 @@ void dispatcher::dispatch(worker_ref worker, record_batch batch) {
   }
   host_.room_changed();
   send_ahead(worker);
-  hand_ahead();
   prefetch();
 }
 
@@ -296,7 +294,9 @@ void dispatcher::put_to_sleep(worker_ref worker, caf::timespan wait) {
     if (slot->phase == worker_phase::waiting) {
       roster_.set_phase(worker, worker_phase::sleeping, fx_.now());
       mon_.note_sleeping(*slot, roster_.configured());
-      fx_.go_to_sleep(*slot);
+      if (!slot->dozing) // (It never knew it was woken.)
+        fx_.go_to_sleep(*slot);
+      slot->dozing = false;
     }
   }
   if (wait != no_deadline)
@@ -376,13 +376,11 @@ void dispatcher::operation_ended(uint64_t id, const operation& op) {
     keys_.remove(id);
     wake_for_available(); // (Its key may start another now.)
   }
-  if (ahead_ && ahead_->id.operation == id && ahead_->ticket.withdraw())
-    ahead_.reset(); // (Taken: it runs, and its report is stale.)
   if (op.sent_ahead())
     ended_ahead(op.holder);
 }
 
-std::optional<attempt_id> dispatcher::worker_gone(worker_ref worker) {
+void dispatcher::worker_gone(worker_ref worker) {
   askers_.erase(std::remove(askers_.begin(), askers_.end(), worker),
                 askers_.end());
   lookahead_wanted_.erase(std::remove(lookahead_wanted_.begin(),
@@ -390,22 +388,6 @@ std::optional<attempt_id> dispatcher::worker_gone(worker_ref worker) {
                           lookahead_wanted_.end());
   if (auto slot = roster_.get(worker))
     forget_ahead(*slot); // (Its batch sent ahead goes back with the rest.)
-  if (!may_take_ahead(worker))
-    return std::nullopt;
-  auto id = ahead_->id;
-  if (ahead_->ticket.withdraw()) {
-    // Open: the stopping worker must not take it, so nobody will; it goes
-    // back, unstarted.
-    ahead_.reset();
-    if (table_.current(id) != nullptr)
-      requeue(id, fx_.now());
-    return std::nullopt;
-  }
-  auto slot = roster_.get(worker);
-  if (slot == nullptr || !ahead_->ticket.taken_by(slot->actor_id))
-    return std::nullopt;
-  ahead_.reset();
-  return id;
 }
 
 void dispatcher::queue_restarted() {

@@ -33,7 +33,9 @@ void dispatcher::wake_for_available() {
         arm_due(next - now);
     }
   }
-  for (uint64_t i = 0; i < n; ++i)
+  // (Looking for work may admit parked submits, which may wake sleepers
+  // themselves.)
+  for (uint64_t i = 0; i < n && roster_.sleeping() > 0; ++i)
     wake_sleeper();
 }
 
@@ -81,8 +83,6 @@ size_t dispatcher::startable_keys() {
 }
 
 void dispatcher::paused() {
-  if (auto back = withdraw_ahead())
-    ready_.push_front(std::move(*back));
   take_back_all();
 }
 

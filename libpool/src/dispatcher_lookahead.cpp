@@ -37,7 +37,7 @@ void dispatcher::send_ahead(worker_ref worker) {
     return;
   auto slot = roster_.get(worker);
   if (slot == nullptr || !own(*slot) || slot->retiring || slot->ahead > 0 ||
-      slot->phase != worker_phase::working || may_take_ahead(worker))
+      slot->phase != worker_phase::working)
     return;
   if (ready_.empty()) {
     if (std::find(lookahead_wanted_.begin(), lookahead_wanted_.end(),

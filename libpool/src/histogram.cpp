@@ -32,6 +32,16 @@ void log_histogram::record(caf::timespan x) noexcept {
   max_ = std::max(max_, ns);
 }
 
+void log_histogram::record(caf::timespan x, uint64_t n) noexcept {
+  if (n == 0)
+    return;
+  auto ns = x.count() > 0 ? static_cast<uint64_t>(x.count()) : uint64_t{0};
+  buckets_[bucket_of(ns)] += n;
+  count_ += n;
+  sum_ += ns * n;
+  max_ = std::max(max_, ns);
+}
+
 caf::timespan log_histogram::quantile(double q) const noexcept {
   if (count_ == 0)
     return caf::timespan{0};

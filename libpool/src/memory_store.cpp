@@ -4,6 +4,20 @@ namespace pool {
 
 work_store::~work_store() = default;
 
+caf::error work_store::push_all(std::vector<work_record>& records,
+                                time_point now) {
+  for (auto& record : records)
+    if (auto err = push(std::move(record), now, now))
+      return err;
+  return caf::none;
+}
+
+caf::error memory_store::push_all(std::vector<work_record>& records,
+                                  time_point now) {
+  queue_.push_all(records, now);
+  return caf::none;
+}
+
 size_t work_store::pop_due_into(time_point now, size_t n,
                                 std::vector<work_record>& out) {
   size_t got = 0;

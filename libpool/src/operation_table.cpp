@@ -89,12 +89,6 @@ uint32_t operation_table::store(operation op) {
   return static_cast<uint32_t>(slab_.size() - 1);
 }
 
-void operation_table::release(uint32_t index) {
-  --size_;
-  slab_[index] = operation{}; // (Lets go of the payload and the caller.)
-  free_.push_back(index);
-}
-
 void operation_table::file(uint64_t id, uint32_t index) {
   if (ring_.empty() && id >= ring_base_)
     ring_base_ = id; // (Any id may start an empty ring.)
@@ -166,17 +160,6 @@ void operation_table::wait(uint64_t id, uint32_t attempt, time_point due,
   enter_wait(id, *op, now);
 }
 
-void operation_table::offer(uint64_t id) {
-  if (auto op = find(id); op != nullptr && op->phase == operation_phase::queued)
-    op->phase = operation_phase::offered;
-}
-
-void operation_table::withdraw(uint64_t id) {
-  if (auto op = find(id);
-      op != nullptr && op->phase == operation_phase::offered)
-    op->phase = operation_phase::queued;
-}
-
 void operation_table::hold(uint64_t id, worker_ref worker, time_point now) {
   if (auto op = find(id))
     hold(id, *op, worker, now);
@@ -227,7 +210,15 @@ operation_table::ended operation_table::end(uint64_t id) {
       --ahead_; // (The flag stays: the ended operation tells it.)
   }
   result.op = std::move(op);
-  release(index);
+  // (Moved from: the payload and the caller are gone; the rest is reset.)
+  op.holder = worker_ref{};
+  op.attempt = 1;
+  op.tracked = op.typed = false;
+  op.phase = operation_phase::queued;
+  op.wait_seq_ = 0;
+  op.due_counted_ = op.returned_ = op.ahead_ = op.own_policy_ = false;
+  --size_;
+  free_.push_back(index);
   if (id - ring_base_ < ring_.size()) {
     ring_[id - ring_base_] = npos;
     --ring_live_;
@@ -244,10 +235,10 @@ operation_table::ended operation_table::end(uint64_t id) {
   if (auto x = find_extras(id)) {
     result.extras = std::move(*x);
     extras_.erase(id);
-    if (!result.extras.key.empty())
-      keys_.erase(result.extras.key);
-    if (result.extras.watched)
-      unwatch(result.extras.caller);
+    if (!result.extras->key.empty())
+      keys_.erase(result.extras->key);
+    if (result.extras->watched)
+      unwatch(result.extras->caller);
   }
   return result;
 }
@@ -309,8 +300,8 @@ size_t operation_table::held_of(const std::string& key) const {
   return i != held_keys_.end() ? static_cast<size_t>(i->second) : 0;
 }
 
-work_record operation_table::record_of(const attempt_id& id,
-                                       const operation& op) {
+work_record operation_table::own_record_of(const attempt_id& id,
+                                           const operation& op) {
   work_record result{id, op.payload};
   result.priority = policy(id.operation, op).priority;
   if (auto extras = find_extras(id.operation))

@@ -25,16 +25,17 @@ queue_link::queue_link(operation_table& table, shepherd_effects& fx)
   // nop
 }
 
-void queue_link::add(exchange::add x, time_point now) {
+bool queue_link::add(exchange::add x, time_point now) {
   x.due_now = x.due <= now;
   if (x.due_now && x.key.empty() && !x.ack && !x.options && adds_pending_ > 0 &&
       group_adds_) {
     grouped_.push_back(x.id);
-    return;
+    return false;
   }
   if (x.due_now)
     flush_group(); // Entries due now keep their order.
   transmit(pending_exchange{std::move(x), 0});
+  return true;
 }
 
 void queue_link::send(pending_exchange::kind x) {
@@ -69,8 +70,10 @@ void queue_link::transmit(pending_exchange x) {
               fx_.to_queue(caf::make_message(add_work_atom_v, std::move(record),
                                              delay, ex.key));
             ex.due_now = delay == caf::timespan::zero();
-            if (ex.due_now)
+            if (ex.due_now) {
               ++adds_pending_;
+              ++due_in_flight_;
+            }
             return true;
           },
           [&](exchange::add_many& ex) {
@@ -90,6 +93,7 @@ void queue_link::transmit(pending_exchange x) {
             fx_.to_queue(
                 caf::make_message(add_work_atom_v, std::move(records)));
             ++adds_pending_;
+            due_in_flight_ += ex.ids.size();
             return true;
           },
           [&](exchange::get& ex) {
@@ -137,8 +141,9 @@ std::optional<pending_exchange::kind> queue_link::take(answer_kind kind) {
     getting_ -= get->wanted;
   } else {
     auto add = std::get_if<exchange::add>(&result);
-    if ((add != nullptr && add->due_now) ||
-        std::holds_alternative<exchange::add_many>(result)) {
+    auto many = std::get_if<exchange::add_many>(&result);
+    if ((add != nullptr && add->due_now) || many != nullptr) {
+      due_in_flight_ -= many != nullptr ? many->ids.size() : 1;
       // The grouped entries go once no add due now is on its way.
       if (--adds_pending_ == 0)
         flush_group();
@@ -151,6 +156,7 @@ void queue_link::resend_all() {
   std::vector<pending_exchange> pending;
   getting_ = 0; // (counted again as they are sent again)
   adds_pending_ = 0;
+  due_in_flight_ = 0;
   for (auto& fifo : fifos_) {
     std::move(fifo.begin(), fifo.end(), std::back_inserter(pending));
     fifo.clear();

@@ -287,8 +287,8 @@ void shepherd_core::terminate(const caf::error& reason) {
                caf::make_message(op_failed_atom_v, id, err));
     else if (ended.op.caller)
       fx_.respond(ended.op.caller, msg);
-    else if (ended.extras.forwarded.pending())
-      fx_.deliver(ended.extras.forwarded, msg);
+    else if (ended.forwarded())
+      fx_.deliver(ended.extras->forwarded, msg);
   }
   for (auto& promise : link_.take_promises())
     fx_.deliver(promise, msg);

@@ -65,11 +65,8 @@ void shepherd_core::submit_plain(reply_to caller, caf::message payload) {
                              waits_.arrive());
   if (promised && promised_++ == 0)
     fx_.keep_alive(true);
-  if (disp_.hand_out_directly(id, *table_.find(id))) {
-    note_waiting();
-    return;
-  }
-  link_.add_due_now(attempt_id{id, 1}, t);
+  if (link_.add_due_now(attempt_id{id, 1}, t))
+    disp_.added_due_now();
   note_waiting();
 }
 
@@ -132,17 +129,14 @@ uint64_t shepherd_core::accept(submission sub) {
   if (!sub.concurrency_key.empty())
     table_.extras_of(id).concurrency_key = std::move(sub.concurrency_key);
   auto& entry = *table_.find(id);
-  if (sub.delay == caf::timespan::zero() && sub.key.empty() && !ack &&
-      disp_.hand_out_directly(id, entry)) {
-    note_waiting();
-    return id;
-  }
   exchange::add add{attempt_id{id, 1}, entry.stamp, std::move(sub.key),
                     std::move(ack), false};
   // Only a durable store keeps options (the entry itself carries its
   // priority and key); without them, adds may be grouped.
   add.options = durable_ && table_.options_of(id, entry).has_value();
-  link_.add(std::move(add), t);
+  if (link_.add(std::move(add), t) && sub.delay == caf::timespan::zero() &&
+      !durable_)
+    disp_.added_due_now();
   note_waiting();
   return id;
 }

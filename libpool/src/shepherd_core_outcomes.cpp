@@ -102,6 +102,9 @@ void shepherd_core::status(const void* key,
   // settling an outcome may admit newer submits.
   return_unstarted(held, outcomes.size());
   auto share = elapsed / static_cast<int64_t>(outcomes.size());
+  // Nothing to record or publish per result: each goes to its caller.
+  auto quiet = !durable_ && !fx_.wants(event_kind::completed);
+  uint64_t reported = 0;
   for (auto& x : outcomes) {
     auto op = table_.current(x.id);
     if (op == nullptr || op->phase != operation_phase::held ||
@@ -109,11 +112,17 @@ void shepherd_core::status(const void* key,
       ++mon_.counters().stale_replies;
       continue;
     }
-    if (x.failed())
-      outcome(x.id, nullptr, &x.error, share);
-    else
-      outcome(x.id, &x.result, nullptr, share);
+    ++reported;
+    if (x.failed()) {
+      attempt_failed(x.id, std::move(x.error));
+    } else if (quiet) {
+      ++mon_.counters().completed;
+      settle(x.id.operation, std::move(x.result), true);
+    } else {
+      complete(x.id.operation, std::move(x.result));
+    }
   }
+  mon_.processing().record(share, reported);
 }
 
 void shepherd_core::return_unstarted(const std::vector<attempt_id>& held,
@@ -224,8 +233,8 @@ void shepherd_core::settle(uint64_t id, caf::message outcome, bool done) {
                                  outcome.get_as<caf::error>(0)));
   } else if (op.caller) {
     fx_.respond(op.caller, std::move(outcome));
-  } else if (ended.extras.forwarded.pending()) {
-    fx_.deliver(ended.extras.forwarded, std::move(outcome));
+  } else if (ended.forwarded()) {
+    fx_.deliver(ended.extras->forwarded, std::move(outcome));
   }
   ended_hooks(ended);
 }
@@ -247,7 +256,7 @@ void shepherd_core::ended_hooks(const operation_table::ended& ended) {
   check_drained();
   // Last: it may drop the last reference to this shepherd.
   auto promised = (!ended.op.tracked && ended.op.caller) ||
-                  ended.extras.forwarded.pending();
+                  ended.forwarded();
   if (promised && --promised_ == 0)
     fx_.keep_alive(false);
 }
@@ -283,8 +292,7 @@ void shepherd_core::on_drain_deadline() {
   for (auto& sub : adm_.take_lookups())
     refuse(sub, caf::make_error(pool_errc::drain_deadline, uint64_t{0},
                                 std::string{"never started"}));
-  for (auto phase : {operation_phase::queued, operation_phase::offered,
-                     operation_phase::held}) {
+  for (auto phase : {operation_phase::queued, operation_phase::held}) {
     std::vector<uint64_t> ids;
     table_.for_each([&](uint64_t id, const operation& op) {
       if (op.phase == phase)

@@ -45,11 +45,9 @@ void shepherd_core::give_work(const void* key) {
     if (slot == nullptr)
       return;
   }
-  if (disp_.took_ahead(worker))
-    return;
   if (slot->retiring) {
-    // Surplus, kept only while it might take the entry handed ahead.
-    disp_.worker_gone(worker); // (It did not take it: an open one goes back.)
+    // Surplus: it stops now that its attempts are reported.
+    disp_.worker_gone(worker);
     retire(worker);
     check_resized();
     return;
@@ -119,11 +117,7 @@ caf::error shepherd_core::grow_or_shrink(uint64_t n) {
 
 void shepherd_core::resize_step() {
   auto step = roster_.next_resize_step(
-      resize_budget, [this](worker_ref ref, const worker_slot&) {
-        // A waiter that may have taken the entry handed ahead may be running
-        // it: it stops after that.
-        return !disp_.may_take_ahead(ref);
-      });
+      resize_budget, [](worker_ref, const worker_slot&) { return true; });
   for (size_t i = 0; i < step.spawn; ++i)
     add_worker(fx_.spawn_worker(), false);
   for (auto& worker : step.stop) {
@@ -164,13 +158,11 @@ void shepherd_core::retire(worker_ref worker) {
 
 void shepherd_core::done_holding(worker_ref worker, worker_slot& slot) {
   disp_.batch_done(slot);
-  if (slot.retiring && !disp_.may_take_ahead(worker)) {
+  if (slot.retiring) {
     retire(worker);
     check_resized();
   } else {
-    // (A surplus worker that may have taken the entry handed ahead stops
-    // when it asks, or after reporting that entry.) The worker sends
-    // give_work right after its last status reply.
+    // The worker sends give_work right after its last status reply.
     roster_.set_phase(worker, worker_phase::waiting, now());
     if (slot.joined)
       arm_probe(worker);
@@ -208,10 +200,7 @@ void shepherd_core::worker_lost(worker_ref worker, caf::error reason,
   auto joined = slot->joined;
   disp_.batch_done(*slot); // (no start of its batch comes later)
   auto held = std::move(slot->held);
-  // The entry handed ahead: if it took it, it was running it (after those
-  // held, unstarted); if still open, it goes back.
-  if (auto id = disp_.worker_gone(worker))
-    held.push_back(*id);
+  disp_.worker_gone(worker);
   roster_.remove(worker);
   auto cause = reason;
   fail_held(held, std::move(reason));

@@ -13,14 +13,14 @@ std::string to_string(const pool_stats& x) {
       "snoozed={} timed_out={} "
       "stale_replies={} worker_restarts={} queue_restarts={} "
       "abandoned={} backlog_alarm={} alarms_raised={} overload_warnings={} "
-      "waiting_high={} direct_handouts={} batches={} batched={} handed_ahead={} taken_ahead={} sent_ahead={} taken_back={} adopted={} leases_lost={} released={} "
+      "waiting_high={} batches={} batched={} sent_ahead={} taken_back={} adopted={} leases_lost={} released={} "
       "queue_wait=[{}] processing=[{}]",
       x.configured, x.workers, x.busy, x.busy_high, x.waiting, x.sleeping,
       x.joined, x.available, x.available_high, x.delayed, x.submitted,
       x.completed, x.failed, x.rejected, x.parked, x.cancelled, x.retried,
       x.snoozed, x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
       x.abandoned, x.backlog_alarm, x.alarms_raised, x.overload_warnings,
-      x.waiting_high, x.direct_handouts, x.batches, x.batched, x.handed_ahead, x.taken_ahead,
+      x.waiting_high, x.batches, x.batched,
       x.sent_ahead, x.taken_back, x.adopted, x.leases_lost, x.released, to_string(x.queue_wait),
       to_string(x.processing));
 }

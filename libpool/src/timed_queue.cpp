@@ -131,6 +131,25 @@ uint64_t timed_queue::push(work_record x, time_point due, time_point now) {
   return seq;
 }
 
+void timed_queue::push_all(std::vector<work_record>& records,
+                           time_point now) {
+  promote(now);
+  if (bands_.empty())
+    bands_[0]; // (Band 0 stays once made.)
+  auto plain_only = bands_.size() == 1 && bands_.begin()->first == 0;
+  auto& band0 = bands_.begin()->second;
+  for (auto& x : records) {
+    if (plain_only && x.priority == 0 && x.concurrency_key.empty()) {
+      ++seq_;
+      band0.push(ready_entry{now, std::move(x)}, {});
+      ++ready_;
+    } else {
+      push(std::move(x), now, now);
+      plain_only = bands_.size() == 1 && bands_.begin()->first == 0;
+    }
+  }
+}
+
 void timed_queue::restore(work_record x, time_point due, uint64_t seq) {
   // Through the heap even when due: the next promote puts it in (due, seq)
   // order among the other restored entries.

@@ -345,15 +345,6 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         run_ahead(batch, each, ticket);
         self->become(self->state.waiting);
       },
-      [self, run](work_to_do_atom, work_record& record, claim_ticket& ticket) {
-        // Handed or sent ahead: a worker asking for work settles any open
-        // offer, and none is sent ahead to a worker that may sleep, so the
-        // ticket is settled already (unless the shepherd skipped a wake-up).
-        if (ticket.take(self->id())) {
-          run(record);
-          self->become(self->state.waiting);
-        }
-      },
       [](go_to_sleep_atom) {},
       [self](left_pool_atom, caf::error& reason) {
         self->quit(std::move(reason)); // Whoever joined it may join another.
@@ -368,18 +359,6 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
       [run_ahead](work_to_do_atom, std::vector<work_record>& batch, bool each,
                   claim_ticket& ticket) {
         run_ahead(batch, each, ticket);
-      },
-      [self, run, run_ahead](work_to_do_atom, work_record& record,
-                             claim_ticket& ticket) {
-        // Handed or sent ahead while this worker was busy (docs/protocol.md
-        // "Hand-ahead", "Lookahead"): it runs the entry if no other worker
-        // took it first and the shepherd has not withdrawn it.
-        if (self->state.rest_pending) {
-          std::vector<work_record> batch{std::move(record)};
-          run_ahead(batch, false, ticket);
-        } else if (ticket.take(self->id())) {
-          run(record);
-        }
       },
       [self](go_to_sleep_atom) {
         self->state.phase = worker_phase::sleeping;

@@ -12,17 +12,12 @@ namespace pool {
 /// always get the pattern's plain pull. Every field can be switched off on
 /// its own (the ablation benchmark measures each).
 struct dispatch_tuning {
-  /// Hand a submit straight to a sleeping worker when nothing else is due
-  /// (non-durable stores).
-  bool direct_handout = true;
   /// Answer `go_sleep` without asking the queue when it holds nothing due
   /// (non-durable stores).
   bool sleep_without_queue = true;
   /// While every worker is busy, take due entries out ahead of time so that
   /// a worker that reports gets its next one at once.
   bool prefetch = true;
-  /// Hand the next entry ahead to busy workers (needs `prefetch`).
-  bool hand_ahead = true;
   /// Send a busy worker its next batch while it runs the current one, so
   /// that it never waits for the shepherd between two (needs `prefetch`).
   bool lookahead = true;
@@ -34,15 +29,15 @@ struct dispatch_tuning {
   /// send them in one `add_work` (only with `max_batch` above 1).
   bool group_adds = true;
 
-  /// All three short cuts at once (`pool_options::short_cuts`).
+  /// Both short cuts at once (`pool_options::short_cuts`).
   dispatch_tuning& short_cuts(bool on) noexcept {
-    direct_handout = sleep_without_queue = prefetch = on;
+    sleep_without_queue = prefetch = on;
     return *this;
   }
 
   /// Whether any short cut is on.
   bool any_short_cut() const noexcept {
-    return direct_handout || sleep_without_queue || prefetch;
+    return sleep_without_queue || prefetch;
   }
 };
 

@@ -41,20 +41,18 @@ public:
 
 /// How work reaches workers: the pattern's plain pull (wake a sleeper, it
 /// asks, the queue answers, it gets `work_to_do`), and, for the pool's own
-/// workers, the speed mechanisms of `dispatch_tuning` (asking the queue for
-/// a sleeper, handing a submit straight to a sleeper, answering `go_sleep`
-/// without the queue, taking due entries out ahead, batches, hand-ahead;
-/// docs/design.md). Joined workers always get plain pull. Plain value over
-/// the other units.
+/// workers, the speed mechanisms of `dispatch_tuning` (asking the queue on
+/// a sleeper's behalf, answering `go_sleep` without the queue, batches,
+/// and one ahead mechanism: due entries taken out for busy workers' next
+/// batches, sent ahead; docs/design.md). Every entry a worker gets came out
+/// of the queue. Joined workers always get plain pull. Plain value over the
+/// other units.
 class dispatcher {
 public:
   using time_point = caf::actor_clock::time_point;
 
   /// Most entries taken out ahead of time.
   static constexpr size_t max_ready = 64;
-
-  /// Most busy workers one entry is handed ahead to.
-  static constexpr size_t max_ahead_takers = 4;
 
   dispatcher(dispatch_tuning tuning, std::optional<caf::timespan> timeout,
              bool durable, worker_roster& roster, operation_table& table,
@@ -78,9 +76,11 @@ public:
   /// worker sleeps.
   bool wake_one();
 
-  /// A just accepted operation: hands it straight to a sleeping local
-  /// worker when nothing else is due. Returns false if it did not.
-  bool hand_out_directly(uint64_t id, operation& op);
+  /// An entry due now just went to the queue: if no worker waits for work
+  /// and one of the pool's own sleeps, it asks the queue for its work right
+  /// behind the add (the queue answers in order), without a wake-up round
+  /// trip.
+  void added_due_now();
 
   /// The worker asks for work (it is waiting now).
   void want_work(worker_ref worker);
@@ -114,17 +114,6 @@ public:
   /// together (stats and batch sizing).
   void note_processing(caf::timespan elapsed, size_t jobs);
 
-  // -- hand-ahead -------------------------------------------------------------
-
-  /// Whether the worker was handed the entry now ahead and may take or took
-  /// it.
-  bool may_take_ahead(worker_ref worker) const;
-
-  /// The worker asks for work: settles the offer (withdrawn unless it took
-  /// it); if it took it, it holds that attempt from now on and this returns
-  /// true.
-  bool took_ahead(worker_ref worker);
-
   // -- lookahead --------------------------------------------------------------
 
   /// The worker's current batch ended and it holds a batch sent ahead: that
@@ -139,13 +128,13 @@ public:
 
   // -- lifecycle hooks --------------------------------------------------------
 
-  /// The operation ended: it leaves the buffer and any offer; if it was
-  /// sent ahead, the rest of its batch is taken back.
+  /// The operation ended: it leaves the buffer; if it was sent ahead, the
+  /// rest of its batch is taken back.
   void operation_ended(uint64_t id, const operation& op);
 
-  /// The worker stops: if it took the entry handed ahead, returns that
-  /// attempt (it was running it); an open offer goes back to the queue.
-  std::optional<attempt_id> worker_gone(worker_ref worker);
+  /// The worker stops: it leaves the askers and lookahead lists; its batch
+  /// sent ahead is withdrawn (it goes back with the rest it held).
+  void worker_gone(worker_ref worker);
 
   /// The queue was respawned: entries it was asked for are gone with it.
   void queue_restarted();
@@ -157,8 +146,7 @@ public:
   /// taken out ahead, plus those sent ahead to busy workers (another worker
   /// may take them).
   uint64_t available() const noexcept {
-    return queue_available_ + ready_.size() + (ahead_ ? 1 : 0) +
-           table_.sent_ahead();
+    return queue_available_ + ready_.size() + table_.sent_ahead();
   }
 
   /// Puts `id` back into the queue, due at `due` (unstarted, or a retry).
@@ -180,7 +168,9 @@ private:
   /// delayed").
   static constexpr caf::timespan no_deadline = caf::timespan::max();
 
-  /// Wakes the most recently slept worker to look for work.
+  /// Wakes the most recently slept worker to look for work: one of the
+  /// pool's own looks for it at once (the queue is asked on its behalf),
+  /// a joined one is sent `wake_up`.
   void wake_sleeper();
 
   /// Wakes as many sleepers as there is due work nobody is about to take
@@ -228,10 +218,6 @@ private:
   void serve_askers();
 
   void prefetch();
-
-  void hand_ahead();
-
-  std::optional<work_record> withdraw_ahead();
 
   /// Sends the busy worker its next batch from the entries taken out
   /// ahead, if it has none yet (else it waits for the next prefetch).
@@ -303,13 +289,6 @@ private:
   /// Workers a batch was sent ahead to, oldest first (some may have started
   /// it or left since).
   std::deque<worker_ref> ahead_holders_;
-  /// The entry handed ahead and the workers it was sent to.
-  struct ahead_offer {
-    attempt_id id;
-    claim_ticket ticket;
-    std::vector<worker_ref> to;
-  };
-  std::optional<ahead_offer> ahead_;
   /// Average processing time per job in ns (moving average); negative
   /// until the first report.
   double job_ns_ = -1;

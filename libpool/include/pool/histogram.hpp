@@ -20,6 +20,9 @@ public:
   /// Records one duration; negative ones count as zero.
   void record(caf::timespan x) noexcept;
 
+  /// Records `n` values of `x` (the jobs of a batch, each its share).
+  void record(caf::timespan x, uint64_t n) noexcept;
+
   /// Number of recorded values.
   uint64_t count() const noexcept {
     return count_;

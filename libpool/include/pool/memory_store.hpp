@@ -11,6 +11,9 @@ class memory_store final : public work_store {
 public:
   caf::error push(work_record x, time_point due, time_point now) override;
 
+  caf::error push_all(std::vector<work_record>& records,
+                      time_point now) override;
+
   std::optional<work_record> pop_due(time_point now) override;
 
   size_t pop_due_into(time_point now, size_t n,

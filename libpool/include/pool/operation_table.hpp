@@ -56,8 +56,6 @@ enum class operation_phase : uint8_t {
   /// Waiting for a worker: in the queue (due or delayed), taken out ahead,
   /// or about to be added.
   queued,
-  /// Handed ahead to busy workers; still waiting until one takes it.
-  offered,
   /// Held by a worker (running, or later in the worker's batch).
   held,
 };
@@ -173,12 +171,6 @@ public:
   /// `due`, as attempt `attempt`.
   void wait(uint64_t id, uint32_t attempt, time_point due, time_point now);
 
-  /// The operation was handed ahead (still waiting).
-  void offer(uint64_t id);
-
-  /// The operation waits again after an offer that was withdrawn.
-  void withdraw(uint64_t id);
-
   /// A worker holds the operation's current attempt from `now` on.
   void hold(uint64_t id, worker_ref worker, time_point now);
 
@@ -194,7 +186,14 @@ public:
   struct ended {
     uint64_t id = 0;
     operation op;
-    operation_extras extras;
+    /// What only some operations carry (none for most).
+    std::optional<operation_extras> extras;
+
+    /// Whether the outcome goes to a promise kept in the extras (a request
+    /// that came through forwarding stages).
+    bool forwarded() const {
+      return extras && extras->forwarded.pending();
+    }
   };
   ended end(uint64_t id);
 
@@ -280,7 +279,11 @@ public:
 
   /// The queue entry of attempt `id` of `op`: its payload, priority and
   /// concurrency key.
-  work_record record_of(const attempt_id& id, const operation& op);
+  work_record record_of(const attempt_id& id, const operation& op) {
+    if (!op.own_policy_ && extras_.empty())
+      return work_record{id, op.payload}; // (Most: the pool's policy.)
+    return own_record_of(id, op);
+  }
 
   /// The options `op` was submitted with that a durable store keeps (its
   /// policy and concurrency key); none when all are the pool's.
@@ -331,6 +334,9 @@ private:
     }
   };
 
+  /// `record_of` for an operation with a policy or extras of its own.
+  work_record own_record_of(const attempt_id& id, const operation& op);
+
   /// Counts the operation as waiting, due at `stamp`.
   void enter_wait(uint64_t id, operation& op, time_point now);
 
@@ -352,9 +358,6 @@ private:
 
   /// Stores `op` in a free slot of the slab; returns the slot.
   uint32_t store(operation op);
-
-  /// Frees slot `index` of the slab.
-  void release(uint32_t index);
 
   /// The slot of operation `id`, or `npos`.
   uint32_t index_of(uint64_t id) const {

@@ -43,13 +43,14 @@ public:
   }
 
   /// Whether the shepherd takes the short cuts docs/protocol.md describes
-  /// for the pool's own workers: hand a submit straight to a sleeping
-  /// worker when nothing else is due (non-durable stores), tell a worker
-  /// asking while nothing is due to sleep without asking the queue
-  /// (non-durable stores), and take due entries out ahead while every
-  /// worker is busy. Default: yes. Without them, every
-  /// worker goes through the pattern's plain sequence (wake_up, give_work,
-  /// get_work, work_to_do), as joined workers always do.
+  /// for the pool's own workers: ask the queue on a sleeping worker's
+  /// behalf when work is due (they take work in any state: no wake-up
+  /// round trip), tell a worker asking while nothing is due to sleep
+  /// without asking the queue (non-durable stores), and take due entries
+  /// out ahead while every worker is busy. Every entry still comes out of
+  /// the queue. Default: yes. Without them, every worker goes through the
+  /// pattern's plain sequence (wake_up, give_work, get_work, work_to_do),
+  /// as joined workers always do.
   pool_options& short_cuts(bool x) {
     dispatch_.short_cuts(x);
     return *this;
@@ -57,23 +58,6 @@ public:
 
   bool short_cuts() const noexcept {
     return dispatch_.any_short_cut();
-  }
-
-  /// Whether the shepherd hands the next due entry ahead to busy local
-  /// workers, so that the first of them whose job ends starts it at once
-  /// instead of waiting for the shepherd to answer its report
-  /// (docs/protocol.md "Hand-ahead"). One entry at a time, under one ticket:
-  /// a worker that asks while no recipient has taken it gets it instead, so
-  /// no entry waits behind a long job. Only while jobs go one at a time,
-  /// and only with `short_cuts` (entries are taken out ahead). Default:
-  /// yes.
-  pool_options& hand_ahead(bool x) {
-    dispatch_.hand_ahead = x;
-    return *this;
-  }
-
-  bool hand_ahead() const noexcept {
-    return dispatch_.hand_ahead;
   }
 
   /// Whether a busy local worker gets its next batch while it runs the
@@ -425,7 +409,7 @@ public:
   }
 
   /// Every speed mechanism of the dispatcher at once (docs/design.md,
-  /// "Dispatch"); `short_cuts`, `hand_ahead`, `max_batch` and `batch_time`
+  /// "Dispatch"); `short_cuts`, `lookahead`, `max_batch` and `batch_time`
   /// set parts of it.
   pool_options& dispatch(dispatch_tuning x) {
     dispatch_ = x;

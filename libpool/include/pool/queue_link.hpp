@@ -176,16 +176,17 @@ public:
   /// kept for the next group (due now, no key, no acknowledgement, an add on
   /// its way). Nothing is sent for an operation that ended or moved on; a
   /// caller waiting for its id then gets it at once.
-  void add(exchange::add x, time_point now);
+  /// Returns true if it was sent now (not kept for a group).
+  bool add(exchange::add x, time_point now);
 
   /// `add` of a plain entry due now (no key, no acknowledgement, no
   /// options): kept for the next group when an add is on its way.
-  void add_due_now(attempt_id id, time_point now) {
+  bool add_due_now(attempt_id id, time_point now) {
     if (adds_pending_ > 0 && group_adds_) {
       grouped_.push_back(id);
-      return;
+      return false;
     }
-    add(exchange::add{id, now, {}, std::nullopt, false}, now);
+    return add(exchange::add{id, now, {}, std::nullopt, false}, now);
   }
 
   /// Sends an exchange of any other kind.
@@ -206,6 +207,12 @@ public:
   /// Entries asked for by pending `get` exchanges.
   size_t getting() const noexcept {
     return getting_;
+  }
+
+  /// Entries due now on their way into the queue (sent, not yet counted
+  /// by it) or kept for the next group.
+  size_t due_in_flight() const noexcept {
+    return due_in_flight_ + grouped_.size();
   }
 
   /// Entries kept for the next group.
@@ -241,6 +248,7 @@ private:
   std::array<std::deque<pending_exchange>, 4> fifos_;
   uint64_t next_seq_ = 1;
   size_t getting_ = 0;
+  size_t due_in_flight_ = 0;
   /// Adds of entries due now still pending; grouped entries wait for them.
   size_t adds_pending_ = 0;
   std::vector<attempt_id> grouped_;

@@ -110,19 +110,11 @@ struct pool_stats {
   /// Highest number of operations waiting for a worker (queued, delayed or
   /// parked; not running).
   uint64_t waiting_high = 0;
-  /// Submits handed straight to a sleeping worker, without the queue
-  /// (nothing else was due and the store is not durable).
-  uint64_t direct_handouts = 0;
   /// Batches of more than one job handed to a worker in one `work_to_do`
   /// (see `pool_options::max_batch`).
   uint64_t batches = 0;
   /// Jobs handed out in those batches.
   uint64_t batched = 0;
-  /// Entries handed ahead to busy workers (docs/protocol.md "Hand-ahead").
-  uint64_t handed_ahead = 0;
-  /// Of those, entries a recipient took and ran next; the others were
-  /// withdrawn and went to a worker that asked first.
-  uint64_t taken_ahead = 0;
   /// Batches sent ahead to busy workers (docs/protocol.md "Lookahead").
   uint64_t sent_ahead = 0;
   /// Of those, batches taken back before their worker started them: given
@@ -143,8 +135,7 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.rejected, x.parked, x.cancelled, x.retried, x.snoozed,
            x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts, x.abandoned,
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
-           x.waiting_high, x.direct_handouts, x.batches, x.batched,
-           x.handed_ahead, x.taken_ahead, x.queue_wait, x.processing,
+           x.waiting_high, x.batches, x.batched, x.queue_wait, x.processing,
            x.deduplicated, x.held, x.workers_dropped, x.slow_jobs, x.adopted,
            x.leases_lost, x.released, x.sent_ahead, x.taken_back);
 }

@@ -39,6 +39,9 @@ public:
   /// `now` is the caller's current time. Returns the sequence number used.
   uint64_t push(work_record x, time_point due, time_point now);
 
+  /// Adds `records`, due at `now`, in order (moved from).
+  void push_all(std::vector<work_record>& records, time_point now);
+
   /// Adds `x` with sequence number `seq` (as stored by a durable store);
   /// later pushes number after it. Entries due already move to the FIFO at
   /// the next call that knows the time, in (due, seq) order, ahead of

@@ -62,6 +62,12 @@ public:
   /// error when the entry could not be stored; then nothing was added.
   virtual caf::error push(work_record x, time_point due, time_point now) = 0;
 
+  /// Adds `records`, all due at `now`, in order (`push` for each). Stops at
+  /// the first that cannot be stored and returns its error; the ones
+  /// before it stay added. (The memory store adds them in one go.)
+  virtual caf::error push_all(std::vector<work_record>& records,
+                              time_point now);
+
   /// Removes and returns the first entry that is due at `now`, if any.
   virtual std::optional<work_record> pop_due(time_point now) = 0;
 

@@ -57,6 +57,10 @@ struct worker_slot {
   bool retiring = false;
   /// A `get_work` for this worker is on its way to or from the queue.
   bool asking = false;
+  /// Waiting as far as the shepherd knows, but asleep as far as the worker
+  /// knows: the shepherd asked for work on its behalf (own workers take
+  /// work in any state), so it is not told to sleep if none comes.
+  bool dozing = false;
   /// The attempts it holds while `working`: one, or a batch in run order,
   /// then the batch sent ahead, if any.
   std::vector<attempt_id> held;
