@@ -15,6 +15,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "cmdlines.hpp"
 #include "pool/http.hpp"
 #include "real_system.hpp"
 
@@ -430,6 +431,10 @@ TEST_CASE("poolrun takes its operator token from --http-token-file, and its "
       "POOL_HTTP_TOKEN=leaked-0123456789abcdef " + std::string{POOLRUN} +
       " -j1 --http 127.0.0.1:0 --http-token-file " + file +
       " 'sleep 1; echo seen=${POOL_HTTP_TOKEN:-none}' ::: 1 2>&1");
+  // Running, it shows the file's path, never the token.
+  auto where = pool::test::cmdlines_text(token);
+  CHECK_MESSAGE(where.empty(), "the token is in:\n" << where);
+  CHECK_FALSE(pool::test::cmdlines_with("--http-token-file " + file).empty());
   httplib::Client cli{"127.0.0.1", port};
   auto paused = cli.Post("/api/pools/poolrun/pause", bearer(token), "{}",
                          "application/json");

@@ -3,35 +3,14 @@
 // /proc/PID/cmdline on the host holds it, on 127.0.0.1 only.
 #include "fixture.hpp"
 
-#include <dirent.h>
+#include "../cmdlines.hpp"
+
+using pool::test::cmdline_of;
+using pool::test::cmdlines_with;
 
 namespace {
 
 constexpr const char* secret = "n0t-in-any-cmdline-7f3a9c";
-
-/// The command line of process `pid` (NULs as spaces), or empty when gone.
-std::string cmdline_of(pid_t pid) {
-  auto text = read_file("/proc/" + std::to_string(pid) + "/cmdline");
-  std::replace(text.begin(), text.end(), '\0', ' ');
-  return text;
-}
-
-/// The processes whose command line holds `text`.
-std::vector<std::string> cmdlines_with(const std::string& text) {
-  std::vector<std::string> result;
-  auto dir = opendir("/proc");
-  REQUIRE(dir != nullptr);
-  while (auto entry = readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    auto line = cmdline_of(std::stoi(name));
-    if (line.find(text) != std::string::npos)
-      result.push_back(name + ": " + line);
-  }
-  closedir(dir);
-  return result;
-}
 
 /// Waits (at most 10 s) until `c` runs `program` (exec done).
 void await_exec(const child& c, const std::string& program) {
@@ -120,11 +99,8 @@ TEST_CASE("pool_serve, pool_node and poolctl run with the token from a file "
                 {"/bin/sh", "-c", "sleep 3", "cmdline-scan-marker-51c2"}};
   await_exec(control, "cmdline-scan-marker-51c2");
   CHECK_FALSE(cmdlines_with("cmdline-scan-marker-51c2").empty());
-  auto found = cmdlines_with(secret);
-  std::string where;
-  for (auto& x : found)
-    where += x + "\n";
-  CHECK_MESSAGE(found.empty(), "the token is in:\n" << where);
+  auto where = pool::test::cmdlines_text(secret);
+  CHECK_MESSAGE(where.empty(), "the token is in:\n" << where);
   // The file's path is what shows.
   CHECK(cmdline_of(server.pid()).find("--token-file " + file) !=
         std::string::npos);
