@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 
 #include "pool/errors.hpp"
+#include "pool/work_record.hpp"
 
 namespace {
 
@@ -76,4 +77,42 @@ TEST_CASE("other errors keep their context as it is" * doctest::timeout(10)) {
                       std::string{"must be at least 1"});
   CHECK(pool::describe(err) ==
         "pool.invalid_option: workers: must be at least 1");
+}
+
+// -- empty values: a caller may test any error it got, without checking
+// for "no error" first (CAF 0.17's category() on an empty error reads
+// through a null pointer).
+
+TEST_CASE("is: an empty error is pool_errc::none and no other code" *
+          doctest::timeout(10)) {
+  caf::error empty;
+  CHECK(pool::is(empty, pool::pool_errc::none));
+  CHECK_FALSE(pool::is(empty, pool::pool_errc::closed));
+  CHECK_FALSE(pool::is(empty, pool::pool_errc::operation_failed));
+  CHECK_FALSE(pool::is(caf::make_error(pool::pool_errc::closed),
+                       pool::pool_errc::none));
+}
+
+TEST_CASE("describe: an empty error reads none" * doctest::timeout(10)) {
+  CHECK(pool::describe(caf::error{}) == "none");
+  CHECK(pool::describe(caf::make_error(pool::pool_errc::none)) == "none");
+}
+
+TEST_CASE("attempt_history: an empty error has no history" *
+          doctest::timeout(10)) {
+  CHECK(pool::attempt_history(caf::error{}).empty());
+}
+
+TEST_CASE("render_pool_error: code 0 without context reads pool.none" *
+          doctest::timeout(10)) {
+  CHECK(pool::render_pool_error(0, pool::pool_error_category, caf::message{}) ==
+        "pool.none");
+  CHECK(pool::to_string(static_cast<pool::pool_errc>(200)) == "pool_errc(200)");
+}
+
+TEST_CASE("wrong_result_type_error: an empty reply names no value" *
+          doctest::timeout(10)) {
+  auto err = pool::wrong_result_type_error("blocking_submit<int32_t>",
+                                           "int32_t", caf::message{});
+  CHECK(contains(pool::describe(err), "the pool replied no value"));
 }

@@ -53,3 +53,11 @@ TEST_CASE("memory stays bounded however many values are recorded" *
   CHECK(h.count() == 100000);
   CHECK(log_histogram{}.quantile(0.5) == caf::timespan{0});
 }
+
+TEST_CASE("summarize: an empty histogram is all zeros" * doctest::timeout(10)) {
+  auto x = pool::summarize(log_histogram{});
+  CHECK(x.count == 0);
+  CHECK(x.p99 == caf::timespan{0});
+  CHECK(pool::to_string(x) == "n=0 p50=0.000ms p90=0.000ms p99=0.000ms "
+                              "max=0.000ms");
+}

@@ -8,11 +8,14 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "cmdlines.hpp"
 #include "pool/http.hpp"
 #include "real_system.hpp"
 
@@ -129,6 +132,20 @@ struct fixture {
 
 httplib::Headers bearer(const std::string& tok) {
   return {{"Authorization", "Bearer " + tok}};
+}
+
+// Starts `cmd`, a poolrun with `--http 127.0.0.1:0` whose standard error
+// goes to the pipe, and reads the port from the line naming its URL.
+std::pair<FILE*, int> start_serving(const std::string& cmd) {
+  auto pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char line[256] = {};
+  REQUIRE(std::fgets(line, sizeof(line), pipe) != nullptr);
+  std::string first = line;
+  INFO(first);
+  auto at = first.find("http://127.0.0.1:");
+  REQUIRE_NE(at, std::string::npos);
+  return {pipe, std::stoi(first.substr(at + 17))};
 }
 
 } // namespace
@@ -364,18 +381,11 @@ TEST_CASE("pooltop --once prints the pool's screen" * doctest::timeout(60)) {
 TEST_CASE("poolrun --http serves its pool while it runs" *
           doctest::timeout(60)) {
   // 8 commands of 0.3 s on 2 slots: about 1.2 s to scrape in.
-  auto cmd = std::string{"seq 8 | "} + POOLRUN +
-             " -j2 --http 127.0.0.1:0 'sleep 0.3; echo {}' 2>&1 >/dev/null";
-  auto pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char line[256] = {};
-  REQUIRE(std::fgets(line, sizeof(line), pipe) != nullptr);
-  std::string first = line;
-  INFO(first);
-  auto at = first.find("http://127.0.0.1:");
-  REQUIRE_NE(at, std::string::npos);
-  auto port = std::stoi(first.substr(at + 17));
+  auto [pipe, port] = start_serving(
+      std::string{"seq 8 | "} + POOLRUN +
+      " -j2 --http 127.0.0.1:0 'sleep 0.3; echo {}' 2>&1 >/dev/null");
   httplib::Client cli{"127.0.0.1", port};
+  char line[256] = {};
   std::string metrics;
   for (int i = 0; i < 50 && metrics.find("{pool=\"poolrun\"}") == std::string::npos;
        ++i) {
@@ -405,4 +415,47 @@ TEST_CASE("--http addresses" * doctest::timeout(10)) {
   for (auto bad : {"", "host:", "host:99999", "host:12ab", ":-1"})
     CHECK_NE(pool::describe(pool::parse_http_address(bad, o)).find("--http"),
              std::string::npos);
+}
+
+TEST_CASE("poolrun takes its operator token from --http-token-file, and its "
+          "commands do not inherit POOL_HTTP_TOKEN" *
+          doctest::timeout(60)) {
+  char dir_name[] = "/tmp/pool-http-XXXXXX";
+  REQUIRE(::mkdtemp(dir_name) != nullptr);
+  std::string dir = dir_name;
+  auto file = dir + "/token";
+  std::ofstream{file} << token << '\n';
+  REQUIRE(::chmod(file.c_str(), 0600) == 0);
+  // One command of 1 s: time to act while it runs; it prints what it saw.
+  auto [pipe, port] = start_serving(
+      "POOL_HTTP_TOKEN=leaked-0123456789abcdef " + std::string{POOLRUN} +
+      " -j1 --http 127.0.0.1:0 --http-token-file " + file +
+      " 'sleep 1; echo seen=${POOL_HTTP_TOKEN:-none}' ::: 1 2>&1");
+  // Running, it shows the file's path, never the token.
+  auto where = pool::test::cmdlines_text(token);
+  CHECK_MESSAGE(where.empty(), "the token is in:\n" << where);
+  CHECK_FALSE(pool::test::cmdlines_with("--http-token-file " + file).empty());
+  httplib::Client cli{"127.0.0.1", port};
+  auto paused = cli.Post("/api/pools/poolrun/pause", bearer(token), "{}",
+                         "application/json");
+  REQUIRE(paused);
+  CHECK_EQ(paused->status, 200);
+  auto resumed = cli.Post("/api/pools/poolrun/resume", bearer(token), "{}",
+                          "application/json");
+  REQUIRE(resumed);
+  CHECK_EQ(resumed->status, 200);
+  std::string rest;
+  char line[256] = {};
+  while (std::fgets(line, sizeof(line), pipe) != nullptr)
+    rest += line;
+  CHECK_EQ(::pclose(pipe), 0);
+  CHECK_NE(rest.find("seen=none"), std::string::npos);
+  // A token file others may read is refused.
+  ::chmod(file.c_str(), 0644);
+  auto [rc, out] = shell(std::string{POOLRUN} + " --http 127.0.0.1:0 " +
+                         "--http-token-file " + file + " echo ::: 1 2>&1");
+  CHECK_EQ(rc, 255);
+  CHECK_NE(out.find("chmod 600 " + file), std::string::npos);
+  std::remove(file.c_str());
+  ::rmdir(dir.c_str());
 }

@@ -210,3 +210,14 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(st.snoozed == 2);
   CHECK(st.retried == 2);
 }
+
+TEST_CASE("snooze_delay: an empty error is no snooze" * doctest::timeout(10)) {
+  CHECK_FALSE(pool::snooze_delay(caf::error{}));
+  CHECK(pool::snooze_delay(pool::snooze(5ms)) == caf::timespan{5ms});
+}
+
+TEST_CASE("is_discard: an empty error is no discard, an empty reason is one" *
+          doctest::timeout(10)) {
+  CHECK_FALSE(pool::is_discard(caf::error{}));
+  CHECK(pool::is_discard(pool::discard("")));
+}

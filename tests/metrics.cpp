@@ -222,3 +222,17 @@ TEST_CASE("the JSON of a pool has figures, windows, series and failures" *
   CHECK_NE(j["failures"][0]["error"].get<std::string>().find("<b>"),
            std::string::npos);
 }
+
+TEST_CASE("empty snapshots: no counts, zero quantiles, and a Prometheus "
+          "text with the families but no samples" *
+          doctest::timeout(10)) {
+  pool::histogram_data none;
+  CHECK(pool::count_at_most(none, 1'000'000) == 0);
+  CHECK(pool::window_quantile(none, none, 0.99) == caf::timespan{0});
+  CHECK(pool::export_histogram(pool::log_histogram{}).buckets.empty());
+  auto text = pool::prometheus_text({});
+  CHECK(text.find("# TYPE pool_operations_completed_total counter") !=
+        std::string::npos);
+  CHECK(text.find("{pool=") == std::string::npos);
+  CHECK(pool::prometheus_label("").empty());
+}

@@ -465,3 +465,15 @@ TEST_CASE("the default logging hook writes through spdlog's logger \"pool\"" *
   CHECK(out.str().find("[orders] overloaded: 401") != std::string::npos);
   CHECK(out.str().find("warning") != std::string::npos);
 }
+
+TEST_CASE("to_string(pool_event): a default event and one with an empty "
+          "error read plainly" *
+          doctest::timeout(10)) {
+  CHECK(pool::to_string(pool::pool_event{}) ==
+        "completed op#0 result=<empty-message>");
+  pool::pool_event failed;
+  failed.kind = pool::event_kind::failed;
+  CHECK(pool::to_string(failed) == "failed op#0: none");
+  failed.kind = pool::event_kind::retried;
+  CHECK(pool::to_string(failed) == "retried op#0 after attempt 0: none");
+}

@@ -128,3 +128,19 @@ TEST_CASE("retention is validated, naming the field" * doctest::timeout(10)) {
   CHECK(!opts{}.retention());
   CHECK(opts{}.retention(24h).retention() == caf::timespan{24h});
 }
+
+TEST_CASE("job_options: default options are valid and mean the pool's" *
+          doctest::timeout(10)) {
+  pool::job_options opts;
+  CHECK(!opts.validate());
+  CHECK(opts.max_attempts() == 0);
+  CHECK(opts.unique_key().empty());
+}
+
+TEST_CASE("pg_options: default options are valid" * doctest::timeout(10)) {
+  CHECK(!pool::pg_options{}.validate());
+}
+
+TEST_CASE("sqlite_options: default options are valid" * doctest::timeout(10)) {
+  CHECK(!pool::sqlite_options{}.validate());
+}

@@ -143,3 +143,17 @@ TEST_CASE("a detached sender sends as usual" * doctest::timeout(30)) {
   caf::anon_send_exit(sender, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("send_spread: a null receiver is a no-op" * doctest::timeout(30)) {
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto reply_to = caf::actor_cast<caf::actor>(self);
+  sys.spawn([reply_to](caf::event_based_actor* sender) {
+    pool::send_spread(sender, caf::actor{}, 1);
+    sender->send(reply_to, std::string{"sent"});
+  });
+  std::string got;
+  self->receive([&](std::string& x) { got = x; }, caf::after(10s) >> [] {});
+  CHECK(got == "sent");
+}

@@ -58,3 +58,10 @@ TEST_CASE("the summary adds trouble only when there is some" *
   CHECK(contains(line, "3 retried, 1 timed out, 2 restarts, 40 rejected"));
   CHECK(contains(line, "BACKLOG ALARM"));
 }
+
+TEST_CASE("to_string and summary: default stats render as zeros" *
+          doctest::timeout(10)) {
+  pool::pool_stats none;
+  CHECK(pool::summary(none) == "0/0 busy, 0 queued, 0 done, 0 failed");
+  CHECK(contains(pool::to_string(none), "workers=0"));
+}

@@ -259,3 +259,25 @@ TEST_CASE("the owner of a process killed with SIGKILL is taken over" *
   // The dead owner's accepted work is this store's now.
   CHECK(!(*store)->unfinished().empty());
 }
+
+// -- empty values
+// ---------------------------------------------------------------
+
+TEST_CASE("sqlite_store::open: an empty path is refused naming the field, "
+          "not opened as SQLite's temporary database" *
+          doctest::timeout(30)) {
+  fixture f;
+  auto store = sqlite_store::open(f.sys, "");
+  REQUIRE_FALSE(store);
+  CHECK(pool::describe(store.error()) ==
+        "pool.invalid_option: path: must name the store's file");
+}
+
+TEST_CASE("store_for: default options give the in-memory store" *
+          doctest::timeout(30)) {
+  fixture f;
+  auto store = pool::store_for(f.sys, pool::pool_options{});
+  REQUIRE(store);
+  CHECK(*store != nullptr);
+  CHECK_FALSE((*store)->durable());
+}

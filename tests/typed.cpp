@@ -182,3 +182,38 @@ TEST_CASE("blocking_submit and submit_future take their result type from a "
   caf::anon_send_exit(pool::untyped(pool), caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pool::untyped(licensed), caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("untyped and blocking_submit: a null typed handle is a null actor "
+          "and answers an error at once" *
+          doctest::timeout(30)) {
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  halving_pool none;
+  CHECK_FALSE(pool::untyped(none));
+  auto res = pool::blocking_submit(sys, none, 20s, int32_t{4});
+  REQUIRE_FALSE(res);
+  CHECK(res.error() == caf::sec::invalid_argument);
+}
+
+TEST_CASE("submit_future: a null typed handle satisfies the future with an "
+          "error" *
+          doctest::timeout(30)) {
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  auto future = pool::submit_future(sys, halving_pool{}, int32_t{4});
+  REQUIRE(future.wait_for(10s) == std::future_status::ready);
+  auto res = future.get();
+  REQUIRE_FALSE(res);
+  CHECK(res.error() == caf::sec::invalid_argument);
+}
+
+TEST_CASE("spawn_typed_pool: a null store is refused naming the field" *
+          doctest::timeout(30)) {
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  auto pool =
+      pool::spawn_typed_pool(sys, halve, pool::pool_options{}, nullptr);
+  REQUIRE_FALSE(pool);
+  CHECK(pool::describe(pool.error()) ==
+        "pool.invalid_option: store: must not be null");
+}

@@ -128,3 +128,23 @@ TEST_CASE_FIXTURE(
     CHECK(result.get_as<int>(0) == 2);
   });
 }
+
+TEST_CASE_FIXTURE(deterministic,
+                  "worker_actor: an empty payload and a default record are "
+                  "refused as inputs, and the worker lives on" *
+                      doctest::timeout(30)) {
+  auto worker = sys.spawn(pool::worker_actor<decltype(plus_one)>, plus_one);
+  self->send(worker, pool::wake_up_atom_v);
+  self->send(worker, pool::work_to_do_atom_v, record_of(5, caf::message{}));
+  self->send(worker, pool::work_to_do_atom_v, pool::work_record{});
+  run();
+  for (int i = 0; i < 2; ++i) {
+    self->receive([](pool::give_me_work_atom) {});
+    self->receive(
+        [](pool::status_reply_atom, const pool::attempt_id&, caf::error& err) {
+          CHECK(pool::describe(err).find("expected int32_t, got no value") !=
+                std::string::npos);
+        });
+  }
+  CHECK(phase_of(worker) == pool::worker_phase::waiting);
+}

@@ -451,9 +451,13 @@ caf::expected<uint16_t> publish_gatekeeper(caf::actor_system& sys,
   self->request(gatekeeper, std::chrono::seconds(10), remote_guard_atom_v)
       .receive([&](std::shared_ptr<detail::port_guard>& x) { guard = x; },
                [&](caf::error& err) { failure = std::move(err); });
+  // Another actor (a shepherd, say) does not understand the question.
+  if (!guard && (!failure || failure == pool_errc::unexpected_message ||
+                 failure == caf::sec::unexpected_message))
+    return invalid("gatekeeper", "is not a pool's gatekeeper: pass what "
+                                 "spawn_gatekeeper returned");
   if (!guard)
-    return failure ? failure
-                   : invalid("gatekeeper", "is not a pool's gatekeeper");
+    return failure;
   return detail::publish_guarded(sys, gatekeeper, std::move(guard), opts.port(),
                                  opts.bind_address(), opts.reuse_address(),
                                  opts.log(), opts.name());

@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "http_gate.hpp"
 #include "http_state.hpp"
 #include "pool/prometheus.hpp"
 #include "pool/protocol.hpp"
@@ -34,14 +35,28 @@ struct http_endpoint::impl {
   http_options opts;
   std::shared_ptr<http_state> state;
   caf::actor sampler;
-  httplib::Server server;
+  gated_server server;
   std::thread thread;
   uint16_t port = 0;
   std::atomic<bool> stopped{false};
 
   impl(caf::actor_system& sys, http_options opts)
-    : sys(sys), opts(std::move(opts)), state(std::make_shared<http_state>()) {
+      : sys(sys), opts(std::move(opts)), state(std::make_shared<http_state>()),
+        server(limits_of(this->opts)) {
     // nop
+  }
+
+  static gate_limits limits_of(const http_options& opts) {
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
+    gate_limits x;
+    x.request_timeout = duration_cast<milliseconds>(opts.request_timeout);
+    x.keep_alive_timeout = duration_cast<milliseconds>(opts.keep_alive_timeout);
+    x.write_timeout = duration_cast<milliseconds>(opts.write_timeout);
+    x.max_waiting = opts.max_connections;
+    x.max_body = opts.max_body;
+    x.threads = opts.threads;
+    return x;
   }
 };
 
@@ -201,6 +216,22 @@ void act(http_endpoint::impl& ep, const httplib::Request& req,
 
 void add_routes(http_endpoint::impl& ep) {
   auto& svr = ep.server;
+  // Before anything else (and before a body is parsed): a request must
+  // name this endpoint, not a page's own name rebound to this address.
+  svr.set_pre_routing_handler([&ep](const httplib::Request& req,
+                                    httplib::Response& res) {
+    auto host = req.get_header_value("Host");
+    if (host_allowed(host, ep.opts.allowed_hosts, ep.port))
+      return httplib::Server::HandlerResponse::Unhandled;
+    close_after_response();
+    res.set_header("Connection", "close");
+    reply_error(res, 421,
+                "this endpoint does not answer to host '" + host +
+                    "': use its address (" + ep.opts.host + ":" +
+                    std::to_string(ep.port) +
+                    "), localhost, or a name in http_options::allowed_hosts");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
     no_store(res);
     res.set_header("Content-Security-Policy",
@@ -315,6 +346,17 @@ caf::error validate(const std::vector<http_pool>& pools,
     return invalid("action_timeout must be positive");
   if (!opts.log)
     return invalid("log hook is empty");
+  for (auto& x : opts.allowed_hosts)
+    if (auto why = check_allowed_host(x); !why.empty())
+      return invalid(why + " (allowed_hosts)");
+  for (auto [name, value] :
+       {std::pair{"request_timeout", opts.request_timeout},
+        std::pair{"keep_alive_timeout", opts.keep_alive_timeout},
+        std::pair{"write_timeout", opts.write_timeout}})
+    if (value < std::chrono::milliseconds(1) || value > std::chrono::hours(1))
+      return invalid(std::string{name} + " must lie between 1ms and 1h");
+  if (opts.max_connections == 0)
+    return invalid("max_connections must be at least 1");
   return caf::none;
 }
 
@@ -346,6 +388,7 @@ void http_endpoint::stop() {
   impl_->server.stop();
   if (impl_->thread.joinable())
     impl_->thread.join();
+  impl_->server.shutdown();
   caf::anon_send_exit(impl_->sampler, caf::exit_reason::user_shutdown);
 }
 
@@ -359,10 +402,6 @@ serve_http(caf::actor_system& sys, std::vector<http_pool> pools,
     ep->state->pools.push_back(served_pool{p.name, p.pool,
                                            metrics_history{ep->opts.history},
                                            event_log{}, false, 0});
-  auto threads = ep->opts.threads;
-  ep->server.new_task_queue = [threads] {
-    return new httplib::ThreadPool(threads);
-  };
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
   // a second server share a taken port silently.
   ep->server.set_socket_options([](socket_t sock) {
@@ -370,9 +409,6 @@ serve_http(caf::actor_system& sys, std::vector<http_pool> pools,
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   ep->server.set_payload_max_length(ep->opts.max_body);
-  ep->server.set_keep_alive_timeout(2);
-  ep->server.set_read_timeout(5, 0);
-  ep->server.set_write_timeout(5, 0);
   add_routes(*ep);
   int port = ep->opts.port == 0
                ? ep->server.bind_to_any_port(ep->opts.host)
@@ -392,6 +428,7 @@ serve_http(caf::actor_system& sys, std::vector<http_pool> pools,
     return err;
   }
   auto* raw = ep.get();
+  ep->server.start();
   ep->thread = std::thread{[raw] { raw->server.listen_after_bind(); }};
   // httplib's stop() does nothing before the loop runs: wait for it (it
   // starts at once; bounded all the same).

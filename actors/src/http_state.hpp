@@ -32,6 +32,17 @@ struct http_state {
   std::vector<served_pool> pools;
 };
 
+/// Whether a request whose `Host` header is `header` addresses the endpoint
+/// listening on `port`: a name in `allowed` (`NAME`: any port; `NAME:PORT`:
+/// that port), or `localhost` or an IP address with the endpoint's port
+/// (80 when left out). Any other name may be a web page's own, rebound to
+/// this host's address (DNS rebinding).
+bool host_allowed(const std::string& header,
+                  const std::vector<std::string>& allowed, uint16_t port);
+
+/// What is wrong with an `allowed_hosts` entry; empty when nothing.
+std::string check_allowed_host(const std::string& entry);
+
 /// Spawns the actor that asks every pool for its figures each
 /// `opts.sample_interval` and subscribes to their events, writing both into
 /// `state`.

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "secrets.hpp"
 #include "specs.hpp"
 
 #ifndef POOLRUN_VERSION
@@ -243,8 +244,15 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   const std::string progress = "Progress";
   one(app.add_option("--http", o.http,
                      "serve metrics (/metrics), JSON and a live page on "
-                     "ADDR:PORT (127.0.0.1 unless given; actions need "
-                     "POOL_HTTP_TOKEN)")->type_name("ADDR:PORT"))
+                     "ADDR:PORT (127.0.0.1 unless given; actions need an "
+                     "operator token)")
+          ->type_name("ADDR:PORT"))
+      ->group(progress);
+  one(app.add_option("--http-token-file", o.http_token_file,
+                     "with --http: the operator token, from a file only you "
+                     "can read (or POOL_HTTP_TOKEN_FILE, POOL_HTTP_TOKEN in "
+                     "the environment; never on the command line)")
+          ->type_name("FILE"))
       ->group(progress);
   app.add_flag("--eta", o.eta, "estimated time left on standard error")
       ->group(progress);
@@ -353,8 +361,13 @@ std::string finish(run_options& o, raw_values& raw) {
       return "choose one of --journal and --queue";
     if (o.queue.rfind("postgres://", 0) != 0 &&
         o.queue.rfind("postgresql://", 0) != 0)
-      return "--queue takes a PostgreSQL URI, postgres://[user[:password]@]"
+      return "--queue takes a PostgreSQL URI, postgres://[user@]"
              "host[:port]/database[?param=value...]";
+    if (queue_has_password(o.queue))
+      return "--queue carries a password, which every user of this host "
+             "can read in the process list (ps, /proc/PID/cmdline): leave "
+             "it out and let libpq find it in PGPASSWORD, in ~/.pgpass "
+             "(chmod 600) or through PGSERVICE (pg_service.conf)";
     if (auto err = pool::pg_options{}.queue(o.queue_name).validate())
       return "--queue-name: " + pool::describe(err);
   } else if (o.queue_name != "poolrun") {
@@ -362,6 +375,8 @@ std::string finish(run_options& o, raw_values& raw) {
   } else if (o.enqueue) {
     return "--enqueue needs --queue postgres://...";
   }
+  if (!o.http_token_file.empty() && o.http.empty())
+    return "--http-token-file needs --http ADDR:PORT";
   if (!o.http.empty()) {
     pool::http_options http;
     if (auto err = pool::parse_http_address(o.http, http))

@@ -24,6 +24,7 @@
 #include "process.hpp"
 #include "run_setup.hpp"
 #include "runner.hpp"
+#include "secrets.hpp"
 #include "type_ids.hpp"
 
 namespace {
@@ -116,6 +117,11 @@ int main(int argc, char** argv) {
     std::fputs(poolrun::version_text().c_str(), stdout);
     return 0;
   }
+  // Before any thread starts: it reads and clears the environment.
+  auto http_token =
+      poolrun::take_http_token(opts.http_token_file, !opts.http.empty());
+  if (!http_token)
+    return fail(pool::describe(http_token.error()));
   poolrun::run_setup setup;
   if (auto err = setup.prepare(opts); !err.empty())
     return fail(err);
@@ -142,8 +148,7 @@ int main(int argc, char** argv) {
       if (!opts.http.empty()) {
         pool::http_options hopts;
         pool::parse_http_address(opts.http, hopts); // checked by the CLI
-        if (auto token = std::getenv("POOL_HTTP_TOKEN"))
-          hopts.token = token;
+        hopts.token = *http_token;
         auto ep = pool::serve_http(sys, {{"poolrun", pool}}, hopts);
         if (!ep)
           return fail(pool::describe(ep.error()));

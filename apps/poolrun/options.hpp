@@ -163,8 +163,10 @@ struct run_options {
   bool enqueue = false;
   bool replay = false;
   /// `--http ADDR:PORT`: serve the pool's metrics and live page there
-  /// (actions only with an operator token in POOL_HTTP_TOKEN).
+  /// (actions only with an operator token: `--http-token-file FILE`,
+  /// POOL_HTTP_TOKEN_FILE or POOL_HTTP_TOKEN; never on the command line).
   std::string http;
+  std::string http_token_file;
 
   // -- progress ----------------------------------------------------------
   bool eta = false;

@@ -1,6 +1,7 @@
 // What the remote examples share: their command lines (`--name value`
-// pairs or `--name=value`, and positional words), the actor system's
-// configuration, and waiting for a stop signal.
+// pairs or `--name=value`, and positional words), the token (never from
+// the command line), the actor system's configuration, and waiting for a
+// stop signal.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include <caf/all.hpp>
 #include <pool/remote.hpp>
+#include <pool/secret.hpp>
 
 namespace remote_demo {
 
@@ -57,13 +59,18 @@ struct command_line {
   }
 };
 
-/// Parses `argv[1..]`. Options listed in `flags` take no value.
+/// Parses `argv[1..]`. Options listed in `flags` take no value; `--help`
+/// (or `-h`) is always a flag.
 inline command_line
 parse_command_line(int argc, char** argv,
                    const std::vector<std::string>& flags = {}) {
   command_line result;
   for (int i = 1; i < argc; ++i) {
     std::string word = argv[i];
+    if (word == "--help" || word == "-h") {
+      result.named["help"] = "1";
+      continue;
+    }
     if (word.rfind("--", 0) != 0) {
       result.positional.push_back(word);
       continue;
@@ -80,6 +87,50 @@ parse_command_line(int argc, char** argv,
     }
   }
   return result;
+}
+
+/// Where the programs take the token from, for their `--help`.
+constexpr const char* token_help =
+    "The token (shared by the pool, its nodes and its operators) is read\n"
+    "from the first of these that is set, never from the command line,\n"
+    "where every user of the host can read it (ps, /proc/PID/cmdline):\n"
+    "  --token-file FILE  a file only its owner can read (chmod 600 FILE)\n"
+    "  POOL_TOKEN_FILE    the same, as an environment variable\n"
+    "  POOL_TOKEN         the token itself, in the environment\n";
+
+/// The token from `--token-file`, `POOL_TOKEN_FILE` or `POOL_TOKEN`, or
+/// nothing with `error` saying what is wrong: `--token` on the command
+/// line (refused), a refused file, or no token at all. Call it before any
+/// thread starts (it reads the environment).
+inline std::optional<std::string> token_of(const command_line& args,
+                                           std::string& error) {
+  if (args.has("token")) {
+    error = "--token would show the token to every user of this host (ps, "
+            "/proc/PID/cmdline): put it in a file only you can read (chmod "
+            "600 FILE) and pass --token-file FILE, or set POOL_TOKEN_FILE=FILE "
+            "or POOL_TOKEN in the environment";
+    return std::nullopt;
+  }
+  pool::secret_source src;
+  src.file = args.text("token-file");
+  src.file_option = "--token-file";
+  src.file_variable = "POOL_TOKEN_FILE";
+  src.variable = "POOL_TOKEN";
+  if (args.has("token-file") && src.file.empty()) {
+    error = "--token-file needs the path of a file holding the token";
+    return std::nullopt;
+  }
+  auto token = pool::load_secret(src);
+  if (!token) {
+    error = pool::describe(token.error());
+    return std::nullopt;
+  }
+  if (token->empty()) {
+    error = "no token: pass --token-file FILE (a file only you can read), "
+            "or set POOL_TOKEN_FILE=FILE or POOL_TOKEN in the environment";
+    return std::nullopt;
+  }
+  return std::move(*token);
 }
 
 /// Configures `cfg` for remote pools, with CAF's own log lines off.

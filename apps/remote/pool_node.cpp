@@ -1,9 +1,12 @@
 // Pool node: joins a remote pool with N workers running the demo job, and
 // rejoins with fresh workers whenever the connection to the pool drops.
 //
-//   pool_node --host 127.0.0.1 --port P --token T [--workers N]
+//   pool_node --host 127.0.0.1 --port P [--token-file FILE] [--workers N]
 //             [--kind dedicated|cooperative] [--delay-ms D]
 //             [--give-up-after-ms M]
+//
+// The token comes from --token-file, POOL_TOKEN_FILE or POOL_TOKEN, never
+// from the command line (see `--help`).
 //
 // Prints `joined ... as node <CAF node id>` once it joined. On
 // SIGINT/SIGTERM it leaves and prints `jobs <count>` (the jobs its workers
@@ -23,7 +26,7 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: pool_node --host H --port P --token T [--workers N] "
+    "usage: pool_node --host H --port P [--token-file FILE] [--workers N] "
     "[--kind dedicated|cooperative] [--delay-ms D] [--give-up-after-ms M]";
 
 std::atomic<uint64_t> jobs_run{0};
@@ -37,10 +40,20 @@ int main(int argc, char** argv) {
   auto delay_ms = args.number("delay-ms", 0, 60000);
   auto give_up_ms = args.number("give-up-after-ms", 0);
   auto kind = args.text("kind", "dedicated");
+  if (args.has("help")) {
+    std::cout << usage << "\n\n" << remote_demo::token_help;
+    return 0;
+  }
   if (!args.error.empty() || !port || *port == 0 || !workers || !delay_ms ||
-      !give_up_ms || !args.has("host") || !args.has("token") ||
+      !give_up_ms || !args.has("host") ||
       (kind != "dedicated" && kind != "cooperative")) {
     std::cerr << (args.error.empty() ? "" : args.error + "\n") << usage << '\n';
+    return 2;
+  }
+  std::string why;
+  auto token = remote_demo::token_of(args, why);
+  if (!token) {
+    std::cerr << "pool_node: " << why << '\n';
     return 2;
   }
   auto signals = remote_demo::block_stop_signals();
@@ -61,8 +74,8 @@ int main(int argc, char** argv) {
   if (*give_up_ms > 0)
     opts.give_up_after(std::chrono::milliseconds(*give_up_ms));
   auto node = pool::join_remote_pool(sys, args.text("host"),
-                                     static_cast<uint16_t>(*port),
-                                     args.text("token"), *workers, job, opts);
+                                     static_cast<uint16_t>(*port), *token,
+                                     *workers, job, opts);
   if (!node) {
     std::cerr << "cannot join: " << pool::describe_remote(node.error()) << '\n';
     std::cout << "jobs 0" << std::endl;

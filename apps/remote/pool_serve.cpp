@@ -1,9 +1,13 @@
 // Pool server: spawns a pool running the demo job, publishes it for remote
 // worker nodes and operators, and serves until it is drained.
 //
-//   pool_serve --token T [--port P] [--bind ADDRESS] [--reuse-address]
-//              [--workers N] [--max-attempts N] [--submit N]
-//              [--durable FILE] [--delay-ms D] [--http ADDR:PORT]
+//   pool_serve [--token-file FILE] [--port P] [--bind ADDRESS]
+//              [--reuse-address] [--workers N] [--max-attempts N]
+//              [--submit N] [--durable FILE] [--delay-ms D]
+//              [--http ADDR:PORT]
+//
+// The token comes from --token-file, POOL_TOKEN_FILE or POOL_TOKEN, never
+// from the command line (see `--help`).
 //
 // The first line on stdout is the port. With `--submit N` it submits the
 // inputs 1..N itself and prints `completed <n> correct <k>` once all are
@@ -32,7 +36,7 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: pool_serve --token T [--port P] [--bind ADDRESS] "
+    "usage: pool_serve [--token-file FILE] [--port P] [--bind ADDRESS] "
     "[--reuse-address] [--workers N] [--max-attempts N] [--submit N] "
     "[--durable FILE] [--delay-ms D] [--http ADDR:PORT]";
 
@@ -121,10 +125,20 @@ int main(int argc, char** argv) {
   auto submit = args.number("submit", 0, INT32_MAX);
   auto durable = args.text("durable");
   auto delay_ms = args.number("delay-ms", 0, 60000);
+  if (args.has("help")) {
+    std::cout << usage << "\n\n" << remote_demo::token_help;
+    return 0;
+  }
   if (!args.error.empty() || !port || !workers || *workers == 0 || !attempts ||
-      *attempts == 0 || !submit || !delay_ms || !args.has("token") ||
+      *attempts == 0 || !submit || !delay_ms ||
       (args.has("durable") && durable.empty())) {
     std::cerr << (args.error.empty() ? "" : args.error + "\n") << usage << '\n';
+    return 2;
+  }
+  std::string why;
+  auto token = remote_demo::token_of(args, why);
+  if (!token) {
+    std::cerr << "pool_serve: " << why << '\n';
     return 2;
   }
   auto signals = remote_demo::block_stop_signals();
@@ -154,7 +168,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto remote = pool::remote_options{}
-                    .token(args.text("token"))
+                    .token(*token)
                     .bind_address(args.text("bind", "127.0.0.1"))
                     .port(static_cast<uint16_t>(*port))
                     .reuse_address(args.has("reuse-address"));
@@ -169,7 +183,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<pool::http_endpoint> http;
   if (args.has("http")) {
     pool::http_options hopts;
-    hopts.token = args.text("token");
+    hopts.token = *token;
     auto ep = pool::parse_http_address(args.text("http"), hopts);
     auto served = ep ? caf::expected<std::unique_ptr<pool::http_endpoint>>{ep}
                      : pool::serve_http(sys, {{"pool_serve", *pool}}, hopts);

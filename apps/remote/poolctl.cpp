@@ -1,8 +1,11 @@
 // Pool control: an operator's tool for a published pool. Prints its stats,
 // resizes it, drains it or cancels an operation, through its gatekeeper.
 //
-//   poolctl --host H --port P --token T [--timeout-ms M]
+//   poolctl --host H --port P [--token-file FILE] [--timeout-ms M]
 //           stats | resize N | drain | cancel ID | gatekeeper
+//
+// The token comes from --token-file, POOL_TOKEN_FILE or POOL_TOKEN, never
+// from the command line (see `--help`).
 //
 // Prints the answer (`pool::to_string(stats)`, the gatekeeper's counters,
 // or `ok`); exit status 0. An error prints its text on stderr; exit status
@@ -20,7 +23,7 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: poolctl --host H --port P --token T [--timeout-ms M] "
+    "usage: poolctl --host H --port P [--token-file FILE] [--timeout-ms M] "
     "stats | resize N | drain | cancel ID | gatekeeper";
 
 } // namespace
@@ -37,10 +40,20 @@ int main(int argc, char** argv) {
                     : std::nullopt;
   auto known = command == "stats" || command == "drain" ||
                command == "gatekeeper" || wants_number;
+  if (args.has("help")) {
+    std::cout << usage << "\n\n" << remote_demo::token_help;
+    return 0;
+  }
   if (!args.error.empty() || !port || *port == 0 || !timeout_ms ||
-      !args.has("host") || !args.has("token") || !known ||
-      words.size() != (wants_number ? 2u : 1u) || (wants_number && !number)) {
+      !args.has("host") || !known || words.size() != (wants_number ? 2u : 1u) ||
+      (wants_number && !number)) {
     std::cerr << (args.error.empty() ? "" : args.error + "\n") << usage << '\n';
+    return 2;
+  }
+  std::string why;
+  auto found = remote_demo::token_of(args, why);
+  if (!found) {
+    std::cerr << "poolctl: " << why << '\n';
     return 2;
   }
   caf::actor_system_config cfg;
@@ -53,7 +66,7 @@ int main(int argc, char** argv) {
               << '\n';
     return 1;
   }
-  auto token = args.text("token");
+  auto token = *found;
   auto timeout = std::chrono::milliseconds(*timeout_ms);
   caf::scoped_actor self{sys};
   auto status = 1;

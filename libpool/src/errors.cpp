@@ -261,6 +261,10 @@ std::vector<attempt_failure> attempt_history(const caf::error& err) {
 }
 
 bool is(const caf::error& err, pool_errc code) {
+  // CAF 0.17.6's category() and code() read through the data pointer of
+  // an empty error, which is null: "no error" is only `none`.
+  if (!err)
+    return code == pool_errc::none;
   return err.category() == pool_error_category &&
          err.code() == static_cast<uint8_t>(code);
 }

@@ -53,6 +53,10 @@ sqlite_store::open(caf::actor_system& sys, std::string path,
   try {
     if (auto err = opts.validate())
       return err;
+    // SQLite would open a temporary database, deleted on close.
+    if (path.empty())
+      return caf::make_error(pool_errc::invalid_option, std::string{"path"},
+                             std::string{"must name the store's file"});
     std::shared_ptr<sqlite_store> result{new sqlite_store(sys, path)};
     if (auto err = result->init(opts))
       return err;

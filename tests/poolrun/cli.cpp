@@ -157,3 +157,39 @@ TEST_CASE("--help groups the options by topic" * doctest::timeout(10)) {
   CHECK(text.find("--sshlogin") != std::string::npos);
   CHECK(poolrun::version_text().find("poolrun ") == 0);
 }
+
+TEST_CASE("--queue with a password is refused, naming where libpq finds it "
+          "instead" *
+          doctest::timeout(10)) {
+  for (auto uri : {"postgres://alice:hunter2@db/jobs",
+                   "postgresql://alice:hunter2@db:5432/jobs?sslmode=require",
+                   "postgres://alice@db/jobs?sslmode=require&password=hunter2",
+                   "postgres://db/jobs?password=hunter2"}) {
+    INFO(uri);
+    auto p = parse({"--queue", uri, "echo"});
+    CHECK(p.error.find("--queue carries a password") != std::string::npos);
+    for (auto way : {"PGPASSWORD", "~/.pgpass", "PGSERVICE"})
+      CHECK(p.error.find(way) != std::string::npos);
+    CHECK(p.error.find("hunter2") == std::string::npos);
+  }
+  for (auto uri : {"postgres://alice@db/jobs", "postgres://db/jobs",
+                   "postgres://alice@[::1]:5432/jobs",
+                   "postgres://db/jobs?passfile=/home/alice/.pgpass",
+                   "postgres://db/jobs?application_name=a:b@c"}) {
+    INFO(uri);
+    CHECK(parse({"--queue", uri, "echo"}).error.empty());
+  }
+}
+
+TEST_CASE("--http-token-file needs --http, and --help shows no way to put "
+          "a token on the command line" *
+          doctest::timeout(10)) {
+  CHECK(parse({"--http-token-file", "f", "echo"}).error ==
+        "--http-token-file needs --http ADDR:PORT");
+  auto ok = parse({"--http", ":0", "--http-token-file", "f", "echo"});
+  REQUIRE(ok.error.empty());
+  CHECK(ok.options.http_token_file == "f");
+  auto text = poolrun::usage();
+  CHECK(text.find("--http-token-file") != std::string::npos);
+  CHECK(text.find("--token ") == std::string::npos);
+}

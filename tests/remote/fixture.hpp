@@ -5,10 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -26,8 +28,11 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char** environ;
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -66,14 +71,57 @@ std::string read_file(const std::string& path) {
   return buf.str();
 }
 
+/// Writes `secret` into `dir/name`, readable by its owner only; returns
+/// the path (for `--token-file`).
+std::string secret_file(const scratch_dir& dir, const std::string& name,
+                        const std::string& secret) {
+  auto path = dir.path + "/" + name;
+  std::ofstream{path, std::ios::trunc} << secret << '\n';
+  REQUIRE(chmod(path.c_str(), 0600) == 0);
+  return path;
+}
+
+/// A program to start: its command line, and `NAME=value` entries that
+/// replace or add to the environment it inherits (`NAME` alone removes).
+struct launch {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+};
+
 /// A child process whose stdout and stderr go to files; killed (SIGKILL)
 /// and reaped at scope exit if still running.
 class child {
 public:
   child(const scratch_dir& dir, const std::string& name,
         std::vector<std::string> argv)
+      : child(dir, name, launch{std::move(argv), {}}) {
+    // nop
+  }
+
+  child(const scratch_dir& dir, const std::string& name, launch what)
       : out_(dir.path + "/" + name + ".out"),
         err_(dir.path + "/" + name + ".err") {
+    // Everything the child needs is made before the fork.
+    std::vector<char*> args;
+    for (auto& x : what.argv)
+      args.push_back(x.data());
+    args.push_back(nullptr);
+    auto replaced = [&](const char* entry) {
+      for (auto& x : what.env) {
+        auto name = x.substr(0, x.find('=')) + "=";
+        if (std::strncmp(entry, name.c_str(), name.size()) == 0)
+          return true;
+      }
+      return false;
+    };
+    std::vector<char*> envp;
+    for (auto e = environ; *e != nullptr; ++e)
+      if (!replaced(*e))
+        envp.push_back(*e);
+    for (auto& x : what.env)
+      if (x.find('=') != std::string::npos)
+        envp.push_back(x.data());
+    envp.push_back(nullptr);
     pid_ = fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
@@ -81,13 +129,13 @@ public:
       auto err = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(out, 1);
       dup2(err, 2);
-      std::vector<char*> args;
-      for (auto& x : argv)
-        args.push_back(x.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
+      execve(args[0], args.data(), envp.data());
       _exit(127);
     }
+  }
+
+  pid_t pid() const {
+    return pid_;
   }
 
   child(const child&) = delete;
@@ -304,19 +352,13 @@ struct served_pool {
     REQUIRE_MESSAGE(ok, "joined workers: " << seen << ", wanted " << n);
   }
 
-  std::vector<std::string> node_args(const std::string& node_token, int workers,
-                                     int delay_ms = 0) {
-    return {POOL_NODE,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            std::to_string(port),
-            "--token",
-            node_token,
-            "--workers",
-            std::to_string(workers),
-            "--delay-ms",
-            std::to_string(delay_ms)};
+  /// A pool_node joining this pool, its token in POOL_TOKEN.
+  launch node_args(const std::string& node_token, int workers,
+                   int delay_ms = 0) {
+    return {{POOL_NODE, "--host", "127.0.0.1", "--port", std::to_string(port),
+             "--workers", std::to_string(workers), "--delay-ms",
+             std::to_string(delay_ms)},
+            {"POOL_TOKEN=" + node_token}};
   }
 };
 
@@ -371,7 +413,7 @@ struct outcomes {
 /// of pending requests short) and collects every outcome, waiting at most
 /// `timeout` in all. Safe to call from any non-actor thread (no doctest
 /// assertions).
-outcomes run_operations(caf::actor_system& sys, const caf::actor& pool,
+[[maybe_unused]] outcomes run_operations(caf::actor_system& sys, const caf::actor& pool,
                         int32_t n, std::chrono::seconds timeout) {
   caf::scoped_actor self{sys};
   auto collector = caf::actor_cast<caf::actor>(self);
@@ -409,7 +451,7 @@ outcomes run_operations(caf::actor_system& sys, const caf::actor& pool,
   return result;
 }
 
-void check_all_done(const outcomes& got, int32_t n) {
+[[maybe_unused]] void check_all_done(const outcomes& got, int32_t n) {
   REQUIRE_MESSAGE(got.complete, "only "
                                     << got.results.size() + got.errors.size()
                                     << " of " << n << " outcomes in time");
@@ -428,13 +470,17 @@ struct ctl_result {
   std::string err;
 };
 
-ctl_result poolctl(const scratch_dir& dir, uint16_t port,
+[[maybe_unused]] ctl_result poolctl(const scratch_dir& dir, uint16_t port,
                    std::vector<std::string> command,
                    const std::string& ctl_token = token,
                    std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv{
-      POOLCTL,   "--host", "127.0.0.1", "--port", std::to_string(port),
-      "--token", ctl_token};
+  std::vector<std::string> argv{POOLCTL,
+                                "--host",
+                                "127.0.0.1",
+                                "--port",
+                                std::to_string(port),
+                                "--token-file",
+                                secret_file(dir, "poolctl.token", ctl_token)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), command.begin(), command.end());
   child ctl{dir, "poolctl", argv};
@@ -443,7 +489,7 @@ ctl_result poolctl(const scratch_dir& dir, uint16_t port,
 }
 
 /// Stops a node with SIGTERM and returns the jobs it reports having run.
-long long stop_node(child& node) {
+[[maybe_unused]] long long stop_node(child& node) {
   node.signal(SIGTERM);
   REQUIRE(node.wait(20s) == 0);
   auto jobs = number_after(node.out(), "jobs");

@@ -364,18 +364,19 @@ TEST_CASE("pool_serve with pool_node and poolctl: serve and join and drain "
           "and a node rejoins a restarted server" *
           doctest::timeout(60)) {
   scratch_dir dir;
-  auto serve_args = [](const std::string& port) {
-    return std::vector<std::string>{POOL_SERVE, "--token", token,
-                                    "--port",   port,      "--reuse-address",
-                                    "--submit", "2000"};
+  auto token_file = secret_file(dir, "token", token);
+  auto serve_args = [&](const std::string& port) {
+    return std::vector<std::string>{
+        POOL_SERVE, "--token-file",    token_file, "--port",
+        port,       "--reuse-address", "--submit", "2000"};
   };
   auto server = std::make_unique<child>(dir, "serve1", serve_args("0"));
   auto port_text = first_line(*server);
   auto port = static_cast<uint16_t>(std::stoi(port_text));
   child node{dir,
              "node",
-             {POOL_NODE, "--host", "127.0.0.1", "--port", port_text, "--token",
-              token, "--workers", "4"}};
+             {POOL_NODE, "--host", "127.0.0.1", "--port", port_text,
+              "--token-file", token_file, "--workers", "4"}};
   auto joined = [&](uint16_t p) {
     return eventually(
         [&] {
@@ -419,11 +420,12 @@ TEST_CASE("with the durable store, a restarted shepherd loses nothing: "
   constexpr int n = 2000;
   scratch_dir dir;
   auto file = dir.path + "/queue.db";
+  auto token_file = secret_file(dir, "token", token);
   // 2 ms a job on 1 local + 2 node workers: about 1.5 s of work, so the
   // kill lands in the middle.
   auto serve_args = [&](const std::string& port) {
     return std::vector<std::string>{
-        POOL_SERVE, "--token",         token,       "--port",
+        POOL_SERVE, "--token-file",    token_file,  "--port",
         port,       "--workers",       "1",         "--delay-ms",
         "2",        "--reuse-address", "--durable", file,
         "--submit", std::to_string(n)};
@@ -433,8 +435,8 @@ TEST_CASE("with the durable store, a restarted shepherd loses nothing: "
   auto port = static_cast<uint16_t>(std::stoi(port_text));
   child node{dir,
              "node",
-             {POOL_NODE, "--host", "127.0.0.1", "--port", port_text, "--token",
-              token, "--workers", "2", "--delay-ms", "2"}};
+             {POOL_NODE, "--host", "127.0.0.1", "--port", port_text,
+              "--token-file", token_file, "--workers", "2", "--delay-ms", "2"}};
   // Whether the number after `key=` in poolctl's one-line stats passes.
   auto stat_is = [&](const std::string& key, auto pred) {
     auto ctl = poolctl(dir, port, {"stats"});

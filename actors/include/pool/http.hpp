@@ -45,8 +45,27 @@ struct http_options {
   caf::timespan window = std::chrono::seconds(60);
   /// Largest request body accepted (larger: 413).
   size_t max_body = 4096;
-  /// Threads serving requests.
+  /// Threads serving requests. They only serve requests that arrived
+  /// whole: one gate thread reads every connection until then.
   size_t threads = 4;
+  /// Host names that requests may address, besides `localhost` and IP
+  /// addresses with the endpoint's port: `NAME` (any port, e.g. behind a
+  /// proxy) or `NAME:PORT`. A request with another `Host` header gets 421,
+  /// so that a web page whose DNS name was rebound to this host's address
+  /// cannot read the endpoint from a browser. Case-insensitive.
+  std::vector<std::string> allowed_hosts;
+  /// A request (header and body) must arrive within this, counted from the
+  /// connection's start or, on a kept-alive connection, from its first
+  /// byte; else 408 and the connection closes. A client that trickles
+  /// bytes holds no request thread meanwhile.
+  caf::timespan request_timeout = std::chrono::seconds(5);
+  /// How long a kept-alive connection may wait for its next request.
+  caf::timespan keep_alive_timeout = std::chrono::seconds(5);
+  /// How long a client may take to receive a response.
+  caf::timespan write_timeout = std::chrono::seconds(5);
+  /// Connections waiting for their next request, at most; beyond, the one
+  /// waiting longest is closed.
+  size_t max_connections = 1024;
   /// How long an action waits for the pool's answer (longer: 504, and the
   /// action goes on).
   caf::timespan action_timeout = std::chrono::seconds(10);

@@ -141,8 +141,14 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
       return caf::make_message(caf::unit);
     } else if constexpr (traits::returns_expected) {
       auto res = call_with(fn, payload, args{}, idx);
-      if (!res)
+      if (!res) {
+        if (!res.error()) // (An empty error is no reason: say so.)
+          return caf::make_error(pool_errc::job_failed,
+                                 std::string{"empty error"},
+                                 std::string{"the job returned an empty "
+                                             "caf::error instead of a reason"});
         return std::move(res.error());
+      }
       return caf::make_message(std::move(*res));
     } else {
       return caf::make_message(call_with(fn, payload, args{}, idx));

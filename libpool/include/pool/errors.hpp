@@ -119,7 +119,8 @@ std::string render_pool_error(uint8_t code, caf::atom_value category,
                               const caf::message& context);
 
 /// Renders any `caf::error` for humans, using `render_pool_error` for the
-/// pool category and CAF's own text otherwise. Safe from any thread.
+/// pool category and CAF's own text otherwise; `"none"` for an empty
+/// error. Safe from any thread.
 std::string describe(const caf::error& err);
 
 /// Names a message element type as C++ spells it: `int32_t` (for `int`
@@ -144,10 +145,12 @@ caf::error wrong_result_type_error(std::string call, std::string expected,
 struct attempt_failure;
 
 /// The attempt history carried by an `operation_failed` error; empty for
-/// any other error.
+/// any other error, and for an empty one.
 std::vector<attempt_failure> attempt_history(const caf::error& err);
 
 /// Returns whether `err` belongs to the pool category and carries `code`.
+/// An empty error (`caf::error{}`, "no error") is `pool_errc::none` and
+/// nothing else. Safe from any thread.
 bool is(const caf::error& err, pool_errc code);
 
 } // namespace pool

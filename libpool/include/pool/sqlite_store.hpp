@@ -160,7 +160,8 @@ public:
   /// since when; `store_incompatible` for a file that is not a store of
   /// this schema version, `store_corrupt` for a damaged one, `store_failed`
   /// when the file cannot be created, read or written (e.g. a read-only
-  /// directory), `invalid_option` for bad `opts`. Blocks while reading the
+  /// directory), `invalid_option` for bad `opts` or an empty `path`
+  /// (SQLite would open a temporary database). Blocks while reading the
   /// file, never for the owner.
   ///
   /// Ownership is an exclusive `flock` on the sidecar file
