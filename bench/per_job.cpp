@@ -3,8 +3,10 @@
 // slope between them is the instructions one job costs (every thread
 // counted, set-up and shut-down cancelled out).
 //
-//   pool_per_job SYSTEM JOBS [WORKERS] [CALLERS]
+//   pool_per_job SYSTEM JOBS [WORKERS] [CALLERS] [WINDOW]
 //   SYSTEM: pool | pool_dedicated | actor_pool | bare_actor
+//   WINDOW: requests outstanding (default 512; 1 = one job at a time, so
+//   the pool is idle when each arrives)
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,15 +29,17 @@ caf::behavior doubler() {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: pool_per_job pool|pool_dedicated|actor_pool|"
-                         "bare_actor JOBS [WORKERS] [CALLERS]\n");
+                         "bare_actor JOBS [WORKERS] [CALLERS] [WINDOW]\n");
     return 2;
   }
   std::string system = argv[1];
   auto jobs = std::strtoul(argv[2], nullptr, 10);
   auto workers = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 2ul;
   auto callers = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 1ul;
-  if (jobs == 0 || workers == 0 || callers == 0) {
-    std::fprintf(stderr, "JOBS, WORKERS and CALLERS must be positive\n");
+  auto window = argc > 5 ? std::strtoul(argv[5], nullptr, 10) : 512ul;
+  if (jobs == 0 || workers == 0 || callers == 0 || window == 0) {
+    std::fprintf(stderr,
+                 "JOBS, WORKERS, CALLERS and WINDOW must be positive\n");
     return 2;
   }
   bench::system_config cfg;
@@ -59,7 +63,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown system %s\n", system.c_str());
     return 2;
   }
-  auto res = bench::drive_threads(sys, dest, jobs, 512, callers,
+  auto res = bench::drive_threads(sys, dest, jobs, window, callers,
                                   submit ? bench::send_submit
                                          : bench::send_plain);
   std::printf("%s: %lu jobs in %.3f s, %zu errors\n", system.c_str(), jobs,

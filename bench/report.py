@@ -1323,6 +1323,13 @@ def main():
     out.extend(lines + ([""] if lines else []))
     targets.extend(sat_targets)
 
+    import report_scaling
+    lines, scaling_targets = report_scaling.section(
+        res, os.path.dirname(os.path.abspath(args.md)),
+        meta.get("mode") == "quick")
+    out.extend(lines + ([""] if lines else []))
+    targets.extend(scaling_targets)
+
     import report_flow
     lines, flow_targets = report_flow.section(res)
     out.extend(lines)

@@ -17,11 +17,12 @@ namespace {
 using queue_self = caf::stateful_actor<queue_state>*;
 
 queue_counts counts_of(work_store& store, work_store::time_point now) {
+  auto counts = store.counts(now);
   queue_counts result;
-  result.available = store.available(now);
-  result.delayed = store.delayed(now);
-  if (auto due = store.next_due(now))
-    result.next_due_in = *due - now;
+  result.available = counts.available;
+  result.delayed = counts.delayed;
+  if (counts.next_due)
+    result.next_due_in = *counts.next_due - now;
   return result;
 }
 

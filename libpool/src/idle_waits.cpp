@@ -4,10 +4,7 @@
 
 namespace pool {
 
-bool idle_waits::leave(uint64_t intake) {
-  if (intake == 0 || pending_ == 0)
-    return false;
-  --pending_;
+void idle_waits::count_down(uint64_t intake) {
   for (size_t i = 0; i < waits_.size();) {
     auto& w = waits_[i];
     if (intake <= w.last && --w.left == 0) {
@@ -18,7 +15,6 @@ bool idle_waits::leave(uint64_t intake) {
     }
     ++i;
   }
-  return pending_ == 0;
 }
 
 bool idle_waits::wait(caf::response_promise promise) {

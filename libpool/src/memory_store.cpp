@@ -4,6 +4,15 @@ namespace pool {
 
 work_store::~work_store() = default;
 
+work_store::counts_at work_store::counts(time_point now) {
+  return counts_at{available(now), delayed(now), next_due(now)};
+}
+
+work_store::counts_at memory_store::counts(time_point now) {
+  return counts_at{queue_.available(now), queue_.delayed(now),
+                   queue_.next_due(now)};
+}
+
 caf::error work_store::push_all(std::vector<work_record>& records,
                                 time_point now) {
   for (auto& record : records)

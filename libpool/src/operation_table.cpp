@@ -127,16 +127,6 @@ void operation_table::trim_ring() {
   }
 }
 
-operation* operation_table::find(uint64_t id) {
-  auto index = index_of(id);
-  return index != npos ? &slab_[index] : nullptr;
-}
-
-operation* operation_table::current(const attempt_id& id) {
-  auto op = find(id.operation);
-  return op != nullptr && op->attempt == id.attempt ? op : nullptr;
-}
-
 void operation_table::wait(uint64_t id, uint32_t attempt, time_point due,
                            time_point now) {
   auto op = find(id);

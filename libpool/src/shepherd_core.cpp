@@ -334,7 +334,8 @@ void shepherd_core::orphaned(uint64_t id) {
 }
 
 void shepherd_core::room_changed() {
-  admit_parked();
+  if (adm_.parked() > 0)
+    admit_parked();
 }
 
 // -- helpers ------------------------------------------------------------------

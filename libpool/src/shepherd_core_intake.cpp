@@ -224,7 +224,8 @@ void shepherd_core::wait_idle(caf::response_promise promise) {
 
 void shepherd_core::left(uint64_t intake) {
   auto idle = waits_.leave(intake);
-  answer_waits();
+  if (waits_.any_done())
+    answer_waits();
   if (idle && fx_.wants(event_kind::idle))
     fx_.publish({event_kind::idle, 0, 0, 0, {}, {}});
 }

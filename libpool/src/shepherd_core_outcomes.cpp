@@ -249,11 +249,14 @@ void shepherd_core::ended_hooks(const operation_table::ended& ended) {
   // Each unit cleans up after the operation.
   disp_.operation_ended(ended.id, ended.op);
   left(ended.op.intake);
-  for (auto& caller : table_.unwatched())
-    fx_.watch_caller(caller, false);
+  if (watch_callers_)
+    for (auto& caller : table_.unwatched())
+      fx_.watch_caller(caller, false);
   note_waiting();
-  admit_parked();
-  check_drained();
+  if (adm_.parked() > 0)
+    admit_parked();
+  if (draining())
+    check_drained();
   // Last: it may drop the last reference to this shepherd.
   auto promised = (!ended.op.tracked && ended.op.caller) ||
                   ended.forwarded();

@@ -96,7 +96,7 @@ size_t timed_queue::band::remove(uint64_t operation) {
 
 // -- timed_queue --------------------------------------------------------------
 
-void timed_queue::promote(time_point now) {
+void timed_queue::promote_due(time_point now) {
   while (!delayed_.empty() && delayed_.front().due <= now) {
     std::pop_heap(delayed_.begin(), delayed_.end(), later{});
     auto& x = delayed_.back();
@@ -225,13 +225,6 @@ size_t timed_queue::pop_due_into(time_point now, size_t n,
   return got;
 }
 
-std::optional<timed_queue::time_point> timed_queue::next_due(time_point now) {
-  promote(now);
-  if (delayed_.empty())
-    return std::nullopt;
-  return delayed_.front().due;
-}
-
 size_t timed_queue::remove(uint64_t operation) {
   auto before = size();
   for (auto i = bands_.begin(); i != bands_.end();) {
@@ -247,16 +240,6 @@ size_t timed_queue::remove(uint64_t operation) {
     std::make_heap(delayed_.begin(), delayed_.end(), later{});
   }
   return before - size();
-}
-
-size_t timed_queue::available(time_point now) {
-  promote(now);
-  return ready_;
-}
-
-size_t timed_queue::delayed(time_point now) {
-  promote(now);
-  return delayed_.size();
 }
 
 void timed_queue::clear() noexcept {

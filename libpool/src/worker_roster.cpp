@@ -73,26 +73,6 @@ worker_ref worker_roster::find(const void* key) const {
   return i != keys_.end() ? i->second : worker_ref{};
 }
 
-void worker_roster::set_phase(worker_ref ref, worker_phase phase,
-                              time_point now) {
-  auto slot = get(ref);
-  if (slot == nullptr || slot->phase == phase)
-    return;
-  unlink(ref.index);
-  link(ref.index, phase);
-  slot->phase = phase;
-  slot->since = now;
-  if (phase == worker_phase::sleeping)
-    slot->slept_at = now;
-  else if (phase == worker_phase::working)
-    busy_high_ = std::max(busy_high_, busy());
-}
-
-worker_ref worker_roster::top_sleeper() const {
-  auto tail = lists_[0].tail;
-  return tail == npos ? worker_ref{} : ref_of(tail);
-}
-
 bool worker_roster::consistent() const noexcept {
   return sleeping() + waiting() + busy() == size();
 }
@@ -113,34 +93,6 @@ void worker_roster::set_retiring(worker_ref ref, bool retiring) {
     slots_[last].retiring_pos_ = pos;
     retiring_.pop_back();
   }
-}
-
-void worker_roster::link(uint32_t index, worker_phase phase) {
-  // Appended at the tail: for sleepers, the most recent one.
-  auto& list = list_of(phase);
-  auto& slot = slots_[index];
-  slot.prev_ = list.tail;
-  slot.next_ = npos;
-  if (list.tail != npos)
-    slots_[list.tail].next_ = index;
-  else
-    list.head = index;
-  list.tail = index;
-  ++list.size;
-}
-
-void worker_roster::unlink(uint32_t index) {
-  auto& slot = slots_[index];
-  auto& list = list_of(slot.phase);
-  if (slot.prev_ != npos)
-    slots_[slot.prev_].next_ = slot.next_;
-  else
-    list.head = slot.next_;
-  if (slot.next_ != npos)
-    slots_[slot.next_].prev_ = slot.prev_;
-  else
-    list.tail = slot.prev_;
-  --list.size;
 }
 
 } // namespace pool

@@ -26,7 +26,19 @@ public:
   /// The submit or operation with intake number `intake` left (0: one
   /// that never arrived here, such as an operation of another shepherd:
   /// ignored). Returns whether the pool is idle now (nothing pending).
-  bool leave(uint64_t intake);
+  bool leave(uint64_t intake) {
+    if (intake == 0 || pending_ == 0)
+      return false;
+    --pending_;
+    if (!waits_.empty()) // (The usual case: nobody waits.)
+      count_down(intake);
+    return pending_ == 0;
+  }
+
+  /// Whether a wait was answered since the last `take_done`.
+  bool any_done() const noexcept {
+    return !done_.empty();
+  }
 
   /// Waits for what is pending now: answered at once (returns false) if
   /// nothing is; else kept.
@@ -49,6 +61,9 @@ public:
   }
 
 private:
+  /// The waits `intake` counted for, one down each.
+  void count_down(uint64_t intake);
+
   struct wait_entry {
     /// The last intake number it waits for.
     uint64_t last;

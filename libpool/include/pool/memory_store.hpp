@@ -27,6 +27,8 @@ public:
 
   size_t delayed(time_point now) override;
 
+  counts_at counts(time_point now) override;
+
   void set_priority_aging(std::optional<caf::timespan> step) override {
     queue_.set_aging(step);
   }

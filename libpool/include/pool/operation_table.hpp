@@ -161,11 +161,17 @@ public:
     next_id_ = std::max(next_id_, next);
   }
 
-  operation* find(uint64_t id);
+  operation* find(uint64_t id) {
+    auto index = index_of(id);
+    return index != npos ? &slab_[index] : nullptr;
+  }
 
   /// The operation if `id` names its current attempt; null if the
   /// operation ended or moved on (a reply for `id` is stale).
-  operation* current(const attempt_id& id);
+  operation* current(const attempt_id& id) {
+    auto op = find(id.operation);
+    return op != nullptr && op->attempt == id.attempt ? op : nullptr;
+  }
 
   /// The operation waits again (for a retry, or put back unstarted), due at
   /// `due`, as attempt `attempt`.

@@ -56,17 +56,28 @@ public:
   size_t pop_due_into(time_point now, size_t n, std::vector<work_record>& out);
 
   /// The due time of the earliest entry not yet due at `now`.
-  std::optional<time_point> next_due(time_point now);
+  std::optional<time_point> next_due(time_point now) {
+    promote(now);
+    if (delayed_.empty())
+      return std::nullopt;
+    return delayed_.front().due;
+  }
 
   /// Removes every entry of `operation`; returns how many there were.
   /// Linear in the queue's size: cancellation is rare next to push and pop.
   size_t remove(uint64_t operation);
 
   /// Number of entries due at `now`.
-  size_t available(time_point now);
+  size_t available(time_point now) {
+    promote(now);
+    return ready_;
+  }
 
   /// Number of entries not yet due at `now`.
-  size_t delayed(time_point now);
+  size_t delayed(time_point now) {
+    promote(now);
+    return delayed_.size();
+  }
 
   /// Number of entries, due or not.
   size_t size() const noexcept {
@@ -150,7 +161,12 @@ private:
   };
 
   /// Moves every delayed entry due at `now` to the FIFO, in order.
-  void promote(time_point now);
+  void promote(time_point now) {
+    if (!delayed_.empty() && delayed_.front().due <= now)
+      promote_due(now);
+  }
+
+  void promote_due(time_point now);
 
   /// The band whose entry goes next at `now`.
   std::map<int32_t, band, std::greater<>>::iterator next_band(time_point now);

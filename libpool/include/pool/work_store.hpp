@@ -80,6 +80,17 @@ public:
   /// Returns the due time of the earliest entry not yet due at `now`.
   virtual std::optional<time_point> next_due(time_point now) = 0;
 
+  /// `available`, `delayed` and `next_due` at `now` together (what the
+  /// queue reports after each change).
+  struct counts_at {
+    size_t available = 0;
+    size_t delayed = 0;
+    std::optional<time_point> next_due;
+  };
+
+  /// The three counts in one call (by default, the three calls).
+  virtual counts_at counts(time_point now);
+
   /// Removes every entry of `operation`; returns how many there were.
   virtual size_t remove(uint64_t operation) = 0;
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -307,6 +308,56 @@ worker_roster::resize_step worker_roster::next_resize_step(size_t budget,
     });
   }
   return result;
+}
+
+// -- inline: every job changes phases (an idle pool, four times) --------------
+
+inline void worker_roster::set_phase(worker_ref ref, worker_phase phase,
+                              time_point now) {
+  auto slot = get(ref);
+  if (slot == nullptr || slot->phase == phase)
+    return;
+  unlink(ref.index);
+  link(ref.index, phase);
+  slot->phase = phase;
+  slot->since = now;
+  if (phase == worker_phase::sleeping)
+    slot->slept_at = now;
+  else if (phase == worker_phase::working)
+    busy_high_ = std::max(busy_high_, busy());
+}
+
+inline worker_ref worker_roster::top_sleeper() const {
+  auto tail = lists_[0].tail;
+  return tail == npos ? worker_ref{} : ref_of(tail);
+}
+
+inline void worker_roster::link(uint32_t index, worker_phase phase) {
+  // Appended at the tail: for sleepers, the most recent one.
+  auto& list = list_of(phase);
+  auto& slot = slots_[index];
+  slot.prev_ = list.tail;
+  slot.next_ = npos;
+  if (list.tail != npos)
+    slots_[list.tail].next_ = index;
+  else
+    list.head = index;
+  list.tail = index;
+  ++list.size;
+}
+
+inline void worker_roster::unlink(uint32_t index) {
+  auto& slot = slots_[index];
+  auto& list = list_of(slot.phase);
+  if (slot.prev_ != npos)
+    slots_[slot.prev_].next_ = slot.next_;
+  else
+    list.head = slot.next_;
+  if (slot.next_ != npos)
+    slots_[slot.next_].prev_ = slot.prev_;
+  else
+    list.tail = slot.prev_;
+  --list.size;
 }
 
 } // namespace pool
