@@ -51,9 +51,12 @@ def instructions_part(res, targets):
       "the slope between "
       f"{int(rows[0]['jobs_low']):,} and {int(rows[0]['jobs_high']):,} "
       f"trivial jobs on {workers} workers (`bench/instructions`, at "
-      f"`{src}`): set-up and shut-down cancel out, and the count does not "
-      "depend on how busy the machine is, so a 2-core machine can judge a "
-      "change of the per-operation path.")
+      f"`{src}`): set-up and shut-down cancel out, and a count moves "
+      "little with how busy the machine is (batches are sized by the "
+      "jobs' own run time; the baseline's count still rose by up to a "
+      "fifth on a loaded machine, when its driver blocked more often), so "
+      "a 2-core machine can judge a change of the per-operation path. "
+      "Compare counts from one run.")
     w("")
     base = by.get("actor_pool", [])
     table = []
@@ -141,8 +144,9 @@ def section(res, md_dir, quick):
             by.setdefault(r["system"], []).append(float(r["jobs_per_s"]))
         c = ceiling[0]
         pool = report.spread(by.get("pool", []))
+        nw = int(c["workers"])
         w(f"**The shepherd's ceiling.** Trivial jobs from {c['callers']} "
-          f"caller threads on {c['workers']} workers: pool "
+          f"caller threads on {nw} worker{'s' if nw > 1 else ''}: pool "
           f"{report.with_spread(pool)} operations/s, `actor_pool` "
           f"{report.with_spread(report.spread(by.get('actor_pool', [])))}.")
         w("")

@@ -313,7 +313,7 @@ worker_roster::resize_step worker_roster::next_resize_step(size_t budget,
 // -- inline: every job changes phases (an idle pool, four times) --------------
 
 inline void worker_roster::set_phase(worker_ref ref, worker_phase phase,
-                              time_point now) {
+                                     time_point now) {
   auto slot = get(ref);
   if (slot == nullptr || slot->phase == phase)
     return;
