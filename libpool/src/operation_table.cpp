@@ -22,8 +22,7 @@ uint64_t operation_table::add_plain(caf::message payload, reply_to caller,
     index = free_.back();
     free_.pop_back();
   } else {
-    slab_.emplace_back();
-    index = static_cast<uint32_t>(slab_.size() - 1);
+    index = slab_.add();
   }
   ++size_;
   auto& op = slab_[index];
@@ -85,8 +84,9 @@ uint32_t operation_table::store(operation op) {
     slab_[index] = std::move(op);
     return index;
   }
-  slab_.push_back(std::move(op));
-  return static_cast<uint32_t>(slab_.size() - 1);
+  auto index = slab_.add();
+  slab_[index] = std::move(op);
+  return index;
 }
 
 void operation_table::file(uint64_t id, uint32_t index) {
