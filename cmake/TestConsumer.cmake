@@ -1,6 +1,8 @@
 # CTest `package.consumer`: installs the build under test into a scratch
 # prefix, then configures, builds and runs tests/consumer (pool::actors,
-# pool::remote and pool::http) against it with find_package(pool). Run with -P and
+# pool::sqlite, pool::postgres, pool::remote and pool::http, each alone)
+# against it with find_package(pool), and checks with ldd that a program
+# links only the store libraries it picked. Run with -P and
 # -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... [-DGENERATOR=...].
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -24,6 +26,34 @@ step(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build"
      -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 step("${WORK_DIR}/build/consumer")
+step("${WORK_DIR}/build/consumer_sqlite" "${WORK_DIR}/consumer.db")
+step("${WORK_DIR}/build/consumer_postgres")
+
+# Which shared libraries PROGRAM loads: those matching each of WANTED, none
+# matching UNWANTED.
+function(check_loads program wanted unwanted)
+  execute_process(COMMAND ldd "${WORK_DIR}/build/${program}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ldd ${program} failed (${rc}): ${out}")
+  endif()
+  foreach(lib IN LISTS wanted)
+    if(NOT out MATCHES "${lib}")
+      message(FATAL_ERROR "${program} does not load ${lib}:\n${out}")
+    endif()
+  endforeach()
+  foreach(lib IN LISTS unwanted)
+    if(out MATCHES "${lib}")
+      message(FATAL_ERROR "${program} loads ${lib}, which it never picked:\n"
+                          "${out}")
+    endif()
+  endforeach()
+  message(STATUS "${program}: loads ${wanted}; not ${unwanted}")
+endfunction()
+check_loads(consumer "" "libpq;libsqlite3")
+check_loads(consumer_sqlite "libsqlite3" "libpq")
+check_loads(consumer_postgres "libpq" "libsqlite3")
+check_loads(consumer_http "" "libpq;libsqlite3")
 step("${WORK_DIR}/build/consumer_remote")
 step("${WORK_DIR}/build/consumer_http")
 # The package version file refuses a version this build is not.

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "deterministic.hpp"
+#include "pool/sqlite_store.hpp"
 #include "sqlite_files.hpp"
 
 using namespace std::chrono_literals;

@@ -6,6 +6,16 @@
 
 namespace pool {
 
+std::string to_string(sqlite_sync x) {
+  switch (x) {
+    case sqlite_sync::full:
+      return "full";
+    case sqlite_sync::normal:
+      return "normal";
+  }
+  return "sqlite_sync(" + std::to_string(static_cast<int>(x)) + ")";
+}
+
 namespace {
 
 caf::error bad(const char* field, const char* why) {

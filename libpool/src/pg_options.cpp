@@ -1,8 +1,25 @@
-#include "pg_schema.hpp"
+#include "pool/pg_options.hpp"
+
 #include "pool/errors.hpp"
-#include "pool/pg_store.hpp"
 
 namespace pool {
+
+namespace detail {
+
+/// Also declared in pg_schema.hpp for the store; defined here so that
+/// validating options needs no libpq.
+bool pg_valid_schema_name(const std::string& name);
+
+bool pg_valid_schema_name(const std::string& name) {
+  if (name.empty() || name.size() > 63 || (name[0] >= '0' && name[0] <= '9'))
+    return false;
+  for (auto c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
+} // namespace detail
 
 caf::error pg_options::validate() const {
   auto bad = [](const char* field, std::string why) {

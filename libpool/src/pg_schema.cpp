@@ -353,15 +353,6 @@ const std::string& pg_statement_name(pg_sql s) {
   return names[static_cast<size_t>(s)];
 }
 
-bool pg_valid_schema_name(const std::string& name) {
-  if (name.empty() || name.size() > 63 || (name[0] >= '0' && name[0] <= '9'))
-    return false;
-  for (auto c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-      return false;
-  return true;
-}
-
 caf::error pg_migrate(pg_conn& db, const std::string& schema, int upto) {
   if (upto < 1 || upto > static_cast<int>(std::size(migrations)))
     return caf::make_error(pool_errc::invalid_option, std::string{"upto"},

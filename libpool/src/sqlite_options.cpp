@@ -1,21 +1,10 @@
 #include <climits>
 
 #include "pool/errors.hpp"
-#include "pool/memory_store.hpp"
-#include "pool/pg_store.hpp"
 #include "pool/sqlite_store.hpp"
+#include "pool/store_factory.hpp"
 
 namespace pool {
-
-std::string to_string(sqlite_sync x) {
-  switch (x) {
-    case sqlite_sync::full:
-      return "full";
-    case sqlite_sync::normal:
-      return "normal";
-  }
-  return "sqlite_sync(" + std::to_string(static_cast<int>(x)) + ")";
-}
 
 caf::error sqlite_options::validate() const {
   if (busy_timeout_.count() < 0)
@@ -36,19 +25,10 @@ caf::error sqlite_options::validate() const {
   return caf::none;
 }
 
-caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
-                                                     const pool_options& opts) {
-  if (opts.postgres_conninfo()) {
-    auto pg_opts = opts.postgres_options();
-    if (opts.retention() && !pg_opts.retention())
-      pg_opts.retention(*opts.retention());
-    auto store = pg_store::open(sys, *opts.postgres_conninfo(), pg_opts);
-    if (!store)
-      return std::move(store.error());
-    return std::shared_ptr<work_store>{std::move(*store)};
-  }
-  if (!opts.durable_path())
-    return std::shared_ptr<work_store>{std::make_shared<memory_store>()};
+namespace {
+
+caf::expected<std::shared_ptr<work_store>> open_sqlite(caf::actor_system& sys,
+                                                       const pool_options& opts) {
   auto sqlite_opts = sqlite_options{}.synchronous(opts.durability());
   if (opts.retention())
     sqlite_opts.retention(*opts.retention());
@@ -58,4 +38,16 @@ caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
   return std::shared_ptr<work_store>{std::move(*store)};
 }
 
+} // namespace
+
 } // namespace pool
+
+/// Registers the SQLite store with `pool::store_for` when the program links
+/// `pool::sqlite`: the target's link options name this symbol, so the
+/// linker keeps this file (and runs its initializer) even from a static
+/// archive that nothing else in the program refers to.
+extern "C" {
+extern const int pool_sqlite_store_registered;
+const int pool_sqlite_store_registered
+    = (pool::register_store("sqlite", &pool::open_sqlite), 1);
+}

@@ -33,5 +33,17 @@ int main() {
   }
   std::cout << "consumer: 12 squared is " << *result << '\n';
   caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+  // This program links neither store: a durable pool is refused, saying
+  // which target to link.
+  auto durable = pool::spawn_pool(
+      sys, [](int x) { return x; },
+      pool::pool_options{}.durable("unused.db").log(pool::silent_log_hook()));
+  auto why = durable ? std::string{} : pool::describe(durable.error());
+  if (why.find("link pool::sqlite") == std::string::npos) {
+    std::cerr << "consumer: a durable pool without pool::sqlite: '" << why
+              << "'\n";
+    return 1;
+  }
+  std::cout << "consumer: durable without pool::sqlite: " << why << '\n';
   return *result == 144 ? 0 : 1;
 }

@@ -19,7 +19,7 @@
 #include "pool/memory_store.hpp"
 #include "pool/options.hpp"
 #include "pool/shepherd.hpp"
-#include "pool/sqlite_store.hpp"
+#include "pool/store_factory.hpp"
 #include "pool/worker.hpp"
 
 /// The compiler's message for a job without one fixed signature.

@@ -18,6 +18,7 @@
 #include "pool/flow_gate.hpp"
 #include "pool/log.hpp"
 #include "pool/pg_options.hpp"
+#include "pool/store_factory.hpp"
 
 namespace pool {
 
@@ -139,6 +140,8 @@ struct durability_options {
   /// pool uses it; none: not in PostgreSQL.
   std::optional<std::string> postgres;
   pg_options pg;
+  /// The program's own store; empty: the one the fields above name.
+  store_factory store;
 
   caf::error validate() const;
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <caf/error.hpp>
 #include <caf/timespan.hpp>
@@ -380,6 +381,20 @@ public:
 
   const pg_options& postgres_options() const noexcept {
     return durability_.pg;
+  }
+
+  /// Opens the queue's store with `factory` (the way Oban takes an engine):
+  /// a program's own `work_store`, or a wrapper around a library's. When
+  /// set, `store_for` calls it whatever else the options name; it sees
+  /// every option (`durable_path`, `postgres_conninfo`, ...). Default:
+  /// the store `durable` or `postgres` names, else in memory.
+  pool_options& store(store_factory factory) {
+    durability_.store = std::move(factory);
+    return *this;
+  }
+
+  const store_factory& store() const noexcept {
+    return durability_.store;
   }
 
   /// With a durable store: the least time between two commits. Under load

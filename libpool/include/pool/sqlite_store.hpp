@@ -14,6 +14,7 @@
 #include <caf/timespan.hpp>
 
 #include "pool/options.hpp"
+#include "pool/store_factory.hpp"
 #include "pool/timed_queue.hpp"
 #include "pool/work_store.hpp"
 
@@ -303,11 +304,5 @@ private:
   std::unordered_map<uint64_t, job_options> pending_options_;
   std::vector<operation_record> unfinished_;
 };
-
-/// The store `opts` asks for: a `sqlite_store` on `opts.durable_path()`
-/// (synchronous as `opts.durability()`), else a `memory_store`. Blocks while
-/// opening the file.
-caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
-                                                     const pool_options& opts);
 
 } // namespace pool
