@@ -4,7 +4,7 @@
 
 #include <caf/make_message.hpp>
 
-#include <pool/admission.hpp>
+#include <pool/detail/admission.hpp>
 #include <pool/errors.hpp>
 #include <pool/type_ids.hpp>
 

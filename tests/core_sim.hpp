@@ -18,7 +18,7 @@
 #include <caf/make_message.hpp>
 
 #include <pool/memory_store.hpp>
-#include <pool/shepherd_core.hpp>
+#include <pool/detail/shepherd_core.hpp>
 #include <pool/type_ids.hpp>
 
 #include "fake_effects.hpp"

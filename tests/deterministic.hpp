@@ -12,7 +12,7 @@
 
 #include <caf/all.hpp>
 #include <pool/all.hpp>
-#include <pool/shepherd_effects.hpp>
+#include <pool/detail/shepherd_effects.hpp>
 
 namespace pool::test {
 

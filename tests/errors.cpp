@@ -116,3 +116,34 @@ TEST_CASE("wrong_result_type_error: an empty reply names no value" *
                                            "int32_t", caf::message{});
   CHECK(contains(pool::describe(err), "the pool replied no value"));
 }
+
+TEST_CASE("describe uses the renderer registered for a category, and only "
+          "the pool's own for the pool category" *
+          doctest::timeout(10)) {
+  auto mine = caf::atom("mine");
+  auto err = caf::error{3, mine, caf::make_message(std::string{"disk"})};
+  // Unregistered: CAF's dump.
+  CHECK(pool::describe(err).find("error(3") != std::string::npos);
+  pool::describe_category(mine, [](uint8_t code, caf::atom_value,
+                                   const caf::message& ctx) {
+    return "mine #" + std::to_string(code) + ": "
+           + ctx.get_as<std::string>(0);
+  });
+  CHECK_EQ(pool::describe(err), "mine #3: disk");
+  // Nested in a failed operation's history, the same text.
+  auto failed = caf::make_error(
+      pool::pool_errc::operation_failed, uint64_t{7},
+      std::vector<pool::attempt_failure>{
+          pool::attempt_failure{1, caf::timespan{0}, err}});
+  CHECK(pool::describe(failed).find("mine #3: disk") != std::string::npos);
+  // The pool's category stays the pool's.
+  pool::describe_category(pool::pool_error_category,
+                          [](uint8_t, caf::atom_value, const caf::message&) {
+                            return std::string{"hijacked"};
+                          });
+  CHECK(pool::describe(caf::make_error(pool::pool_errc::pool_terminated))
+          .find("hijacked")
+        == std::string::npos);
+  pool::describe_category(mine, {});
+  CHECK(pool::describe(err).find("error(3") != std::string::npos);
+}

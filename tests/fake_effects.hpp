@@ -11,7 +11,7 @@
 #include <caf/atom.hpp>
 #include <caf/message.hpp>
 
-#include <pool/shepherd_effects.hpp>
+#include <pool/detail/shepherd_effects.hpp>
 #include <pool/type_ids.hpp>
 #include <pool/work_record.hpp>
 

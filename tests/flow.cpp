@@ -46,6 +46,14 @@ TEST_CASE_FIXTURE(deterministic,
   auto st = stats_of(pool);
   CHECK(st.available == 5);
   CHECK(st.busy == 0);
+  CHECK(st.paused); // the snapshot (page, /metrics, pooltop) says so
+  {
+    auto query = self->request(pool, caf::infinite, pool::pool_metrics_atom_v);
+    run();
+    query.receive([](pool::pool_metrics& m) { CHECK(m.stats.paused); },
+                  [](caf::error& err) { FAIL(pool::describe(err)); });
+  }
+  CHECK(pool::summary(st).find("PAUSED") != std::string::npos);
   CHECK(results(*this) == 0);
   // Time passing changes nothing.
   CHECK(count_tag(advance(10s), "work_to_do") == 0);
@@ -53,6 +61,7 @@ TEST_CASE_FIXTURE(deterministic,
   run();
   CHECK(results(*this) == 5);
   CHECK(stats_of(pool).completed == 5);
+  CHECK_FALSE(stats_of(pool).paused);
 }
 
 TEST_CASE_FIXTURE(deterministic,

@@ -253,6 +253,41 @@ TEST_CASE("the page shows live figures that change" * doctest::timeout(180)) {
         "return document.querySelector(\"[data-pool='images'] "
         "[data-action='resize']\").disabled");
     CHECK_EQ(disabled, false);
+    // Pause and resume work from the page (the operator gives the token;
+    // the confirmation is accepted), and the card says when it is paused.
+    auto paused_tag = [&] {
+      return d.script("return !document.querySelector(\"[data-pool='images'] "
+                      "[data-tag='paused']\").hidden")
+          .get<bool>();
+    };
+    auto click = [&](const char* action) {
+      d.script(std::string{"window.confirm = () => true;"
+                           "document.querySelector('#token').value = "
+                           "'browser-test-token-0123456789';"
+                           "document.querySelector(\"[data-pool='images'] "
+                           "[data-action='"}
+               + action + "']\").click(); return true;");
+    };
+    CHECK_FALSE(paused_tag());
+    click("pause");
+    poll_page([&] { return paused_tag(); });
+    CHECK(paused_tag());
+    CHECK_NE(d.text("#action-log").find("pause images: ok"), std::string::npos);
+    click("resume");
+    poll_page([&] { return !paused_tag(); });
+    CHECK_FALSE(paused_tag());
+    // The jobs panel lists the pool's operations once opened.
+    d.script("document.querySelector(\"[data-pool='images'] "
+             "[data-jobs='panel']\").open = true; return true;");
+    auto rows = [&] {
+      return d.script("return document.querySelectorAll(\"[data-pool='images'] "
+                      "tr[data-job]\").length")
+          .get<int>();
+    };
+    poll_page([&] { return rows() > 0; });
+    CHECK_GT(rows(), 0);
+    CHECK_NE(d.text("[data-pool='images'] [data-jobs='panel']").find("held"),
+             std::string::npos);
     auto png = base64_decode(d.call("GET", "/screenshot").get<std::string>());
     CHECK_EQ(png.substr(1, 3), "PNG");
     auto path = std::getenv("POOL_SCREENSHOT") ? std::getenv("POOL_SCREENSHOT")

@@ -1,7 +1,7 @@
 // idle_waits: waiting for the submits so far, without an actor system.
 #include <doctest/doctest.h>
 
-#include "pool/idle_waits.hpp"
+#include "pool/detail/idle_waits.hpp"
 
 using pool::idle_waits;
 

@@ -221,3 +221,35 @@ TEST_CASE("is_discard: an empty error is no discard, an empty reason is one" *
   CHECK_FALSE(pool::is_discard(caf::error{}));
   CHECK(pool::is_discard(pool::discard("")));
 }
+
+TEST_CASE_FIXTURE(deterministic,
+                  "a job that enforces its own deadline counts its timeouts "
+                  "once registered, and other failures not" *
+                      doctest::timeout(30)) {
+  auto mine = caf::atom("owndead");
+  auto job = [mine](int x) -> caf::expected<int> {
+    return caf::error{static_cast<uint8_t>(x), mine, caf::message{}};
+  };
+  auto p = spawn_with(job, pool::pool_options{}.workers(1).max_attempts(1));
+  run();
+  self->send(p, pool::submit_atom_v, 7);
+  run();
+  CHECK(!outcome_of(*this));
+  CHECK(stats_of(p).timed_out == 0); // not registered yet
+  pool::count_as_timeout(mine, 7);
+  // The pool's own category is never counted this way (the shepherd counts
+  // its own timeouts where they happen).
+  pool::count_as_timeout(pool::pool_error_category,
+                         static_cast<uint8_t>(pool::pool_errc::timed_out));
+  CHECK_FALSE(pool::counts_as_timeout(
+      caf::make_error(pool::pool_errc::timed_out, std::string{"1s"})));
+  CHECK_FALSE(pool::counts_as_timeout(caf::error{}));
+  self->send(p, pool::submit_atom_v, 7);
+  self->send(p, pool::submit_atom_v, 8);
+  run();
+  CHECK(!outcome_of(*this));
+  CHECK(!outcome_of(*this));
+  auto st = stats_of(p);
+  CHECK(st.timed_out == 1);
+  CHECK(st.failed == 3);
+}

@@ -85,6 +85,7 @@ TEST_CASE("the Prometheus text has typed families, labels and buckets" *
   m.stats.completed = 7;
   m.stats.busy = 2;
   m.stats.backlog_alarm = true;
+  m.stats.paused = true;
   m.processing = histogram_of({500ns, 3us, 2ms});
   m.processing.count = 3;
   auto text = pool::prometheus_text({{"a\"b\\c\nd", m}});
@@ -93,6 +94,8 @@ TEST_CASE("the Prometheus text has typed families, labels and buckets" *
   CHECK_NE(text.find("pool_operations_completed_total{pool=\"a\\\"b\\\\c\\nd\"} 7\n"),
            std::string::npos);
   CHECK_NE(text.find("pool_backlog_alarm{pool=\"a\\\"b\\\\c\\nd\"} 1\n"),
+           std::string::npos);
+  CHECK_NE(text.find("pool_paused{pool=\"a\\\"b\\\\c\\nd\"} 1\n"),
            std::string::npos);
   CHECK_NE(text.find("pool_workers{pool=\"a\\\"b\\\\c\\nd\",phase=\"busy\"} 2\n"),
            std::string::npos);

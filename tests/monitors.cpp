@@ -5,7 +5,7 @@
 
 #include <caf/make_message.hpp>
 
-#include <pool/monitors.hpp>
+#include <pool/detail/monitors.hpp>
 
 #include "fake_effects.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <caf/make_message.hpp>
 
-#include <pool/operation_table.hpp>
+#include <pool/detail/operation_table.hpp>
 
 using namespace std::chrono_literals;
 using pool::attempt_id;

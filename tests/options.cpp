@@ -144,3 +144,15 @@ TEST_CASE("pg_options: default options are valid" * doctest::timeout(10)) {
 TEST_CASE("sqlite_options: default options are valid" * doctest::timeout(10)) {
   CHECK(!pool::sqlite_options{}.validate());
 }
+
+TEST_CASE("durations for humans: three digits in the unit that fits" *
+          doctest::timeout(10)) {
+  using namespace std::chrono;
+  CHECK_EQ(pool::short_duration(nanoseconds{850}), "850ns");
+  CHECK_EQ(pool::short_duration(microseconds{850}), "850us");
+  CHECK_EQ(pool::short_duration(microseconds{35'120}), "35.1ms");
+  CHECK_EQ(pool::short_duration(milliseconds{1200}), "1.2s");
+  CHECK_EQ(pool::short_duration(seconds{90}), "90s");
+  CHECK_EQ(pool::short_duration(seconds{150}), "2.5min");
+  CHECK_EQ(pool::short_duration(hours{3}), "3h");
+}

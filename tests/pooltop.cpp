@@ -4,8 +4,11 @@
 
 #include <chrono>
 
+#include <unistd.h>
+
 #include "pool/errors.hpp"
 #include "pool/metrics_history.hpp"
+#include "keys.hpp"
 #include "render.hpp"
 
 using namespace std::chrono_literals;
@@ -22,6 +25,7 @@ std::string stats_json() {
     m.stats.waiting = 1;
     m.stats.completed = static_cast<uint64_t>(100 * i);
     m.stats.backlog_alarm = i == 2;
+    m.stats.paused = i == 2;
     run.record(std::chrono::milliseconds(5 * (i + 1)));
     m.processing = pool::export_histogram(run);
     m.max_restarts = 10;
@@ -51,6 +55,7 @@ TEST_CASE("the screen shows workers, queue, rates, sparklines and failures" *
   CHECK_NE(screen.find("images  3/4 busy, 1 waiting"), std::string::npos);
   CHECK_NE(screen.find("utilization 75%"), std::string::npos);
   CHECK_NE(screen.find("BACKLOG ALARM"), std::string::npos);
+  CHECK_NE(screen.find("PAUSED"), std::string::npos);
   CHECK_NE(screen.find("[#############################################+++++"
                        "++++++++++]"),
            std::string::npos);
@@ -95,4 +100,26 @@ TEST_CASE("sparklines scale to their maximum and keep the newest values" *
   CHECK_EQ(pooltop::sparkline({9, 9, 0, 1}, 2), "▁█");
   CHECK_EQ(pooltop::sparkline({0, 0}, 5), "▁▁");
   CHECK_EQ(pooltop::sparkline({}, 5), "");
+}
+
+TEST_CASE("q quits: the key reader finds it among other keys, and waits "
+          "no longer than asked" *
+          doctest::timeout(10)) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  // Nothing typed: no quit, after the timeout.
+  CHECK_FALSE(pooltop::quit_key(fds[0], 10));
+  CHECK(::write(fds[1], "xy", 2) == 2);
+  CHECK_FALSE(pooltop::quit_key(fds[0], 10));
+  CHECK(::write(fds[1], "aqz", 3) == 3);
+  CHECK(pooltop::quit_key(fds[0], 10));
+  CHECK(::write(fds[1], "Q", 1) == 1);
+  CHECK(pooltop::quit_key(fds[0], 10));
+  // The end of input quits only when asked to.
+  ::close(fds[1]);
+  CHECK_FALSE(pooltop::quit_key(fds[0], 10));
+  CHECK(pooltop::quit_key(fds[0], 10, true));
+  ::close(fds[0]);
+  // A descriptor that is no terminal is left alone.
+  pooltop::raw_keys none{fds[0]};
 }

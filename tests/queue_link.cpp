@@ -4,7 +4,7 @@
 
 #include <caf/make_message.hpp>
 
-#include <pool/queue_link.hpp>
+#include <pool/detail/queue_link.hpp>
 #include <pool/type_ids.hpp>
 
 #include "fake_effects.hpp"

@@ -10,7 +10,7 @@
 #include "deterministic.hpp"
 #include "faulty_store.hpp"
 #include <pool/backoff.hpp>
-#include <pool/supervision.hpp>
+#include <pool/detail/supervision.hpp>
 
 using namespace std::chrono_literals;
 using pool::test::deterministic;

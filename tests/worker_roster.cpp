@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include <pool/worker_roster.hpp>
+#include <pool/detail/worker_roster.hpp>
 
 using namespace std::chrono_literals;
 using pool::worker_phase;

@@ -41,6 +41,9 @@ details { margin-top: .6em; }
 ul.log { margin: .3em 0; padding-left: 1.2em; max-height: 12em; overflow: auto; font-size: .9em; }
 ul.log li code { background: #f1f3f6; padding: 0 .2em; }
 #action-log { font-size: .9em; padding: 0 1em 1em; }
+table.jobs { width: 100%; border-collapse: collapse; font-size: .85em; margin-top: .3em; }
+table.jobs td, table.jobs th { text-align: left; padding: .1em .4em; border-bottom: 1px solid #eceef2; }
+table.jobs td code { background: #f1f3f6; }
 </style>
 </head>
 <body>
@@ -110,7 +113,8 @@ function makeCard(name) {
   const card = {root, figures: {}, lines: {}};
   card.alarm = el('span', {class: 'tag', hidden: ''}, ['backlog alarm']);
   card.down = el('span', {class: 'tag', hidden: ''}, ['terminated']);
-  root.append(el('h2', {}, [name, card.alarm, card.down]));
+  card.paused = el('span', {class: 'tag', 'data-tag': 'paused', hidden: ''}, ['paused']);
+  root.append(el('h2', {}, [name, card.alarm, card.paused, card.down]));
   card.bar = el('div', {class: 'bar', title: 'busy / waiting / sleeping'});
   card.segs = ['busy', 'waiting', 'sleeping'].map(k => { const s = el('span', {class: k + '-seg'}); card.bar.append(s); return s; });
   root.append(card.bar);
@@ -150,18 +154,21 @@ function makeCard(name) {
       const id = prompt(`Cancel which operation id of '${name}'?`);
       if (id !== null && confirm(`Cancel op#${id} of '${name}'?`)) act(name, 'cancel', {operation: Number(id)});
     }),
+    button('pause', () => { if (confirm(`Pause '${name}'? No attempt starts until resumed.`)) act(name, 'pause', {}); }),
+    button('resume', () => act(name, 'resume', {})),
   ];
-  for (const a of ['pause', 'resume']) {
-    const b = button(a, () => {}, 'not available in this version of the pool');
-    b.disabled = true;
-  }
   root.append(actions);
   card.failures = el('ul', {class: 'log'});
   card.events = el('ul', {class: 'log'});
+  card.jobState = el('select', {'data-jobs': 'state'}, ['', 'running', 'waiting', 'delayed', 'retrying'].map(s => el('option', {value: s}, [s || 'every state'])));
+  card.jobs = el('tbody', {});
+  card.jobSummary = el('summary', {}, ['jobs']);
   card.failSummary = el('summary', {}, ['recent failures']);
   card.eventSummary = el('summary', {}, ['recent events']);
   root.append(el('details', {open: ''}, [card.failSummary, card.failures]));
   root.append(el('details', {}, [card.eventSummary, card.events]));
+  root.append(el('details', {'data-jobs': 'panel'}, [card.jobSummary, card.jobState,
+    el('table', {class: 'jobs'}, [el('thead', {}, [el('tr', {}, ['id', 'state', 'attempt', 'age', 'worker / last error', 'input'].map(h => el('th', {}, [h])))]), card.jobs])]));
   $('#pools').append(root);
   return card;
 }
@@ -177,6 +184,7 @@ function render(data) {
     if (!p.sampled) continue;
     const s = p.stats, w = p.window, f = card.figures;
     card.alarm.hidden = !s.backlog_alarm;
+    card.paused.hidden = !s.paused;
     const total = Math.max(1, s.workers);
     card.segs[0].style.width = (100 * s.busy / total) + '%';
     card.segs[1].style.width = (100 * s.waiting / total) + '%';
@@ -205,6 +213,24 @@ function render(data) {
     card.events.replaceChildren(...p.events.map(x => el('li', {}, [`${time(x.at)} ${x.kind} (${x.count})`])));
   }
 }
+// The first 20 jobs of the open jobs panels (inputs only with the token).
+async function refreshJobs(name, card) {
+  if (!card.jobs.closest('details').open) return;
+  const q = card.jobState.value ? `&state=${card.jobState.value}` : '';
+  const headers = tokenInput.value ? {'Authorization': 'Bearer ' + tokenInput.value} : {};
+  try {
+    const r = await fetch(`/api/pools/${encodeURIComponent(name)}/jobs?limit=20${q}`, {cache: 'no-store', headers});
+    const d = await r.json();
+    if (!r.ok) { card.jobSummary.textContent = `jobs: ${d.error}`; return; }
+    card.jobSummary.textContent = `jobs (${d.total} held)`;
+    card.jobs.replaceChildren(...d.jobs.map(j => el('tr', {'data-job': String(j.id)}, [
+      el('td', {}, [`op#${j.id}`]), el('td', {}, [j.state]), el('td', {}, [String(j.attempt)]),
+      el('td', {}, [fmtDur(j.age)]), el('td', {}, [j.holder || j.last_error || '']),
+      el('td', {}, [el('code', {}, [j.payload || ''])])])));
+  } catch (e) {
+    card.jobSummary.textContent = `jobs: ${e}`;
+  }
+}
 async function act(pool, action, body) {
   const line = el('li', {}, [`${new Date().toLocaleTimeString()} ${action} ${pool}: …`]);
   $('#action-log').prepend(line);
@@ -223,6 +249,7 @@ async function refresh() {
   try {
     const r = await fetch('/api/stats', {cache: 'no-store'});
     render(await r.json());
+    for (const [name, card] of cards) refreshJobs(name, card);
     conn.textContent = 'live, updated ' + new Date().toLocaleTimeString();
     conn.className = '';
   } catch (e) {

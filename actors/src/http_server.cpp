@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http_gate.hpp"
+#include "http_jobs.hpp"
 #include "http_state.hpp"
 #include "pool/prometheus.hpp"
 #include "pool/protocol.hpp"
@@ -280,6 +281,35 @@ void add_routes(http_endpoint::impl& ep) {
     no_store(res);
     res.set_content(body, "application/json");
   });
+  // The jobs view; inputs only for the operator token's holder.
+  svr.Get(R"(/api/pools/([A-Za-z0-9_.\-]{1,64})/jobs)",
+          [&ep](const httplib::Request& req, httplib::Response& res) {
+            auto pool = find_pool(ep, req.matches[1].str());
+            if (!pool)
+              return reply_error(res, 404, "no pool named '"
+                                               + req.matches[1].str() + "'");
+            job_filter filter;
+            std::string why;
+            if (!read_job_filter(req, filter, why))
+              return reply_error(res, 400, why);
+            auto auth = req.get_header_value("Authorization");
+            filter.payloads = !ep.opts.token.empty() && auth.size() > 7
+                              && auth.compare(0, 7, "Bearer ") == 0
+                              && same_token(auth.substr(7), ep.opts.token);
+            caf::scoped_actor self{ep.sys};
+            self->request(pool, ep.opts.action_timeout, list_jobs_v, filter)
+                .receive(
+                    [&](job_page& page) {
+                      no_store(res);
+                      res.set_content(jobs_json(page), "application/json");
+                    },
+                    [&](caf::error& err) {
+                      reply_error(res,
+                                  is(err, pool_errc::invalid_option) ? 400
+                                                                     : 504,
+                                  describe(err));
+                    });
+          });
   auto action_path = R"(/api/pools/([A-Za-z0-9_.\-]{1,64})/([a-z]{1,16}))";
   svr.Post(action_path, [&ep](const httplib::Request& req,
                               httplib::Response& res) { act(ep, req, res); });

@@ -8,7 +8,7 @@
 
 #include "pool/errors.hpp"
 #include "pool/protocol.hpp"
-#include "pool/queue_link.hpp"
+#include "pool/queue_protocol.hpp"
 
 namespace pool {
 

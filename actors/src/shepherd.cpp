@@ -13,8 +13,8 @@
 #include <caf/send.hpp>
 
 #include "pool/queue.hpp"
-#include "pool/queue_link.hpp"
-#include "pool/shepherd_core.hpp"
+#include "pool/detail/queue_link.hpp"
+#include "pool/detail/shepherd_core.hpp"
 #include "pool/spread.hpp"
 
 namespace pool {
@@ -396,6 +396,12 @@ caf::behavior shepherd_actor::make_behavior() {
       // -- callers
       [this](pool_stats_atom) { return core_.stats(); },
       [this](pool_metrics_atom) { return core_.metrics(); },
+      [this](list_jobs_atom, const job_filter& f) -> caf::result<job_page> {
+        auto page = core_.jobs(f);
+        if (!page)
+          return std::move(page.error());
+        return std::move(*page);
+      },
       [this](resize_atom, uint64_t n) -> caf::result<void> {
         core_.resize(n, make_response_promise());
         return caf::delegated<void>{};

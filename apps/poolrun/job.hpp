@@ -109,6 +109,11 @@ enum class poolrun_errc : uint8_t {
 };
 
 /// Renders errors of the "poolrun" category (for caf's error rendering).
+/// A job's outcome for humans: `./job.sh 86: exit 3 after 1.2s: disk quota
+/// exceeded` (the command, what ended it, how long it ran, the last line
+/// of its standard error), `...: timed out after 2s (killed)`.
+std::string describe_result(const job_result& res);
+
 std::string render_poolrun_error(uint8_t code, caf::atom_value category,
                                  const caf::message& context);
 

@@ -34,6 +34,13 @@ struct config : caf::actor_system_config {
     pool::configure(*this);
     add_message_types<caf::id_block::poolrun>();
     add_error_category(caf::atom("poolrun"), poolrun::render_poolrun_error);
+    // The same text on the page, /api/stats, pooltop and the logs.
+    pool::describe_category(caf::atom("poolrun"),
+                            poolrun::render_poolrun_error);
+    // --timeout kills count as timed-out attempts in the pool's figures.
+    pool::count_as_timeout(
+        caf::atom("poolrun"),
+        static_cast<uint8_t>(poolrun::poolrun_errc::timed_out));
     set("logger.verbosity", caf::atom("quiet"));
   }
 };

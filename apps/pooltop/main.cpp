@@ -4,8 +4,9 @@
 //   pooltop [--url http://127.0.0.1:9464] [--interval 1] [--once]
 //
 // Reads the same JSON as the web page (/api/stats). --once prints one
-// screen without colours and exits (for scripts and servers' logs). Exit
-// status 1 when the endpoint cannot be read.
+// screen without colours and exits (for scripts and servers' logs). On a
+// terminal, `q` quits (as does Ctrl-C). Exit status 1 when the endpoint
+// cannot be read.
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <httplib.h>
 
+#include "keys.hpp"
 #include "render.hpp"
 
 namespace {
@@ -56,6 +58,9 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, [](int) { stop = 1; });
   std::signal(SIGTERM, [](int) { stop = 1; });
   auto tty = ::isatty(STDOUT_FILENO) != 0 && !once;
+  // Keys from a terminal on stdin; input from elsewhere is not read.
+  auto keys = tty && ::isatty(STDIN_FILENO) != 0;
+  pooltop::raw_keys raw{keys ? STDIN_FILENO : -1};
   while (!stop) {
     auto res = cli.Get("/api/stats");
     if (!res || res->status != 200) {
@@ -75,13 +80,16 @@ int main(int argc, char** argv) {
       opts.width = tty ? terminal_width() : 100;
       auto screen = pooltop::render(res->body, opts);
       if (tty)
-        std::cout << "\x1b[H\x1b[2J" << url << "   (q: Ctrl-C)\n\n";
+        std::cout << "\x1b[H\x1b[2J" << url << "   (q quits)\n\n";
       std::cout << screen << std::flush;
     }
     if (once)
       return 0;
     for (auto waited = 0.0; waited < interval && !stop; waited += 0.1)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (keys ? pooltop::quit_key(STDIN_FILENO, 100)
+               : (std::this_thread::sleep_for(std::chrono::milliseconds(100)),
+                  false))
+        stop = 1;
   }
   return 0;
 }

@@ -105,6 +105,8 @@ std::string render(const std::string& stats_json, const render_options& opts) {
     std::string flags;
     if (s.value("backlog_alarm", false))
       flags += "  BACKLOG ALARM";
+    if (s.value("paused", false))
+      flags += "  PAUSED";
     if (p.value("down", false))
       flags += "  TERMINATED";
     line(bold(name) + fmt::format("  {}/{} busy, {} waiting, {} sleeping  "

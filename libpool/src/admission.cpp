@@ -1,4 +1,4 @@
-#include "pool/admission.hpp"
+#include "pool/detail/admission.hpp"
 
 #include <chrono>
 

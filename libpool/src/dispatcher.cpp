@@ -1,4 +1,4 @@
-#include "pool/dispatcher.hpp"
+#include "pool/detail/dispatcher.hpp"
 
 #include <algorithm>
 

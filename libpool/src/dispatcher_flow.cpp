@@ -3,11 +3,11 @@
 // back, and settles the tokens a batch held (pool/flow_gate.hpp); entries
 // whose concurrency key may not start wait in the key gate until it may
 // (pool/key_limits.hpp).
-#include "pool/dispatcher.hpp"
+#include "pool/detail/dispatcher.hpp"
 
 #include <algorithm>
 
-#include "pool/queue_link.hpp"
+#include "pool/detail/queue_link.hpp"
 
 namespace pool {
 

@@ -5,7 +5,7 @@
 // takes the ticket, the shepherd can take the batch back: for a worker
 // that asks for work while nothing else is ready (so no entry waits behind
 // a long job), on pause, and when one of its operations ends.
-#include "pool/dispatcher.hpp"
+#include "pool/detail/dispatcher.hpp"
 
 #include <algorithm>
 

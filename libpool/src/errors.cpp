@@ -10,6 +10,8 @@
 #include "pool/duration_text.hpp"
 #include "pool/work_record.hpp"
 
+#include "locked_map.hpp"
+
 namespace pool {
 
 std::string to_string(pool_errc x) {
@@ -233,6 +235,20 @@ std::string render_pool_error(uint8_t code, caf::atom_value category,
   return result;
 }
 
+namespace {
+
+detail::locked_map<caf::atom_value, error_renderer>& category_renderers() {
+  static detail::locked_map<caf::atom_value, error_renderer> instance;
+  return instance;
+}
+
+} // namespace
+
+void describe_category(caf::atom_value category, error_renderer f) {
+  if (category != pool_error_category)
+    category_renderers().set(category, std::move(f));
+}
+
 std::string describe(const caf::error& err) {
   if (!err)
     return "none";
@@ -247,6 +263,8 @@ std::string describe(const caf::error& err) {
     }
     return result;
   }
+  if (auto render = category_renderers().get(err.category()))
+    return render(err.code(), err.category(), err.context());
   return caf::to_string(err);
 }
 

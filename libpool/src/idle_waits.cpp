@@ -1,4 +1,4 @@
-#include "pool/idle_waits.hpp"
+#include "pool/detail/idle_waits.hpp"
 
 #include <utility>
 

@@ -1,7 +1,11 @@
 #include "pool/job_control.hpp"
 
+#include <utility>
+
 #include "pool/duration_text.hpp"
 #include "pool/errors.hpp"
+
+#include "locked_map.hpp"
 
 namespace pool {
 
@@ -58,6 +62,26 @@ std::optional<caf::timespan> snooze_delay(const caf::error& err) {
 
 bool is_discard(const caf::error& err) {
   return is(err, pool_errc::discarded);
+}
+
+namespace {
+
+using error_code = std::pair<caf::atom_value, uint8_t>;
+
+detail::locked_map<error_code, bool>& timeout_codes() {
+  static detail::locked_map<error_code, bool> instance;
+  return instance;
+}
+
+} // namespace
+
+void count_as_timeout(caf::atom_value category, uint8_t code) {
+  if (category != pool_error_category)
+    timeout_codes().set({category, code}, true);
+}
+
+bool counts_as_timeout(const caf::error& err) {
+  return err && timeout_codes().get({err.category(), err.code()});
 }
 
 namespace detail {

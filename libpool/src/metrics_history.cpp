@@ -77,6 +77,7 @@ json stats_json(const pool_stats& x) {
               {"queue_restarts", x.queue_restarts},
               {"abandoned", x.abandoned},
               {"backlog_alarm", x.backlog_alarm},
+              {"paused", x.paused},
               {"alarms_raised", x.alarms_raised},
               {"overload_warnings", x.overload_warnings},
               {"waiting_high", x.waiting_high},

@@ -1,4 +1,4 @@
-#include "pool/monitors.hpp"
+#include "pool/detail/monitors.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "pool/operation_table.hpp"
+#include "pool/detail/operation_table.hpp"
 
 #include <algorithm>
 

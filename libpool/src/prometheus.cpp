@@ -156,6 +156,8 @@ std::string prometheus_text(const std::vector<named_metrics>& pools) {
      [](auto& m) { return seconds(m.oldest_due_age); }},
     {"pool_backlog_alarm", "gauge", "1 while the backlog alarm is raised.",
      [](auto& m) { return m.stats.backlog_alarm ? 1.0 : 0.0; }},
+    {"pool_paused", "gauge", "1 while the pool is paused (no attempt starts).",
+     [](auto& m) { return m.stats.paused ? 1.0 : 0.0; }},
   };
   std::string out;
   for (auto& f : families) {

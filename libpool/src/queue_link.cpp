@@ -1,4 +1,4 @@
-#include "pool/queue_link.hpp"
+#include "pool/detail/queue_link.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "pool/shepherd_core.hpp"
+#include "pool/detail/shepherd_core.hpp"
 
 #include <random>
 
@@ -71,7 +71,9 @@ void shepherd_core::start() {
 }
 
 pool_stats shepherd_core::stats() {
-  return mon_.snapshot(roster_, table_, adm_, abandoned_.size());
+  auto result = mon_.snapshot(roster_, table_, adm_, abandoned_.size());
+  result.paused = gate_.paused();
+  return result;
 }
 
 pool_metrics shepherd_core::metrics() {
@@ -79,6 +81,7 @@ pool_metrics shepherd_core::metrics() {
   result.restarts_in_window = sup_.restarts_in_window(fx_.now());
   result.max_restarts = sup_.max_restarts();
   result.restart_window = sup_.restart_window();
+  result.stats.paused = gate_.paused();
   return result;
 }
 

@@ -1,5 +1,5 @@
 // The way in: submits accepted, parked, looked up by key or refused.
-#include "pool/shepherd_core.hpp"
+#include "pool/detail/shepherd_core.hpp"
 
 #include <caf/make_message.hpp>
 

@@ -1,5 +1,5 @@
 // The way out: status replies, retries, final outcomes, cancellation, drain.
-#include "pool/shepherd_core.hpp"
+#include "pool/detail/shepherd_core.hpp"
 
 #include <algorithm>
 
@@ -164,6 +164,8 @@ void shepherd_core::attempt_failed(const attempt_id& id, caf::error reason) {
     record(caf::make_message(queue_msg::note_v, id.operation, history.back()),
            false);
   auto& reason_now = history.back().reason;
+  if (counts_as_timeout(reason_now)) // a job that enforces its own deadline
+    ++mon_.counters().timed_out;
   if (auto snooze = snooze_delay(reason_now)) {
     // Runs again later as if this attempt had not happened: the next
     // attempt number (stale replies stay told apart), no attempt used up.

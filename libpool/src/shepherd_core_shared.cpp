@@ -1,7 +1,7 @@
 // A shepherd over a shared store (`pg_store`): the queue holds operations
 // that other shepherds accepted, other shepherds may run this one's
 // operations, and attempts are leased. docs/postgres.md walks through it.
-#include "pool/shepherd_core.hpp"
+#include "pool/detail/shepherd_core.hpp"
 
 #include <algorithm>
 

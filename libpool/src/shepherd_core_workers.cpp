@@ -1,5 +1,5 @@
 // Workers: asking for work, joining, leaving, dying, timing out, resizing.
-#include "pool/shepherd_core.hpp"
+#include "pool/detail/shepherd_core.hpp"
 
 #include <caf/make_message.hpp>
 

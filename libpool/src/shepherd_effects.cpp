@@ -1,4 +1,4 @@
-#include "pool/shepherd_effects.hpp"
+#include "pool/detail/shepherd_effects.hpp"
 
 #include <caf/make_message.hpp>
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "pool/duration_text.hpp"
+
 namespace pool {
 
 std::string to_string(const pool_stats& x) {
@@ -12,34 +14,20 @@ std::string to_string(const pool_stats& x) {
       "completed={} failed={} rejected={} parked={} cancelled={} retried={} "
       "snoozed={} timed_out={} "
       "stale_replies={} worker_restarts={} queue_restarts={} "
-      "abandoned={} backlog_alarm={} alarms_raised={} overload_warnings={} "
+      "abandoned={} backlog_alarm={} paused={} alarms_raised={} "
+      "overload_warnings={} "
       "waiting_high={} batches={} batched={} sent_ahead={} taken_back={} adopted={} leases_lost={} released={} "
       "queue_wait=[{}] processing=[{}]",
       x.configured, x.workers, x.busy, x.busy_high, x.waiting, x.sleeping,
       x.joined, x.available, x.available_high, x.delayed, x.submitted,
       x.completed, x.failed, x.rejected, x.parked, x.cancelled, x.retried,
       x.snoozed, x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
-      x.abandoned, x.backlog_alarm, x.alarms_raised, x.overload_warnings,
+      x.abandoned, x.backlog_alarm, x.paused, x.alarms_raised,
+      x.overload_warnings,
       x.waiting_high, x.batches, x.batched,
       x.sent_ahead, x.taken_back, x.adopted, x.leases_lost, x.released, to_string(x.queue_wait),
       to_string(x.processing));
 }
-
-namespace {
-
-// Three significant digits at most, in the unit that fits: 850us, 35.1ms.
-std::string short_duration(caf::timespan x) {
-  auto ns = static_cast<double>(x.count());
-  if (ns < 1e3)
-    return fmt::format("{}ns", x.count());
-  if (ns < 1e6)
-    return fmt::format("{:.3g}us", ns / 1e3);
-  if (ns < 1e9)
-    return fmt::format("{:.3g}ms", ns / 1e6);
-  return fmt::format("{:.3g}s", ns / 1e9);
-}
-
-} // namespace
 
 std::string summary(const pool_stats& x) {
   auto line = fmt::format("{}/{} busy", x.busy, x.workers);
@@ -62,6 +50,8 @@ std::string summary(const pool_stats& x) {
     line += ", run p99 " + short_duration(x.processing.p99);
   if (x.backlog_alarm)
     line += ", BACKLOG ALARM";
+  if (x.paused)
+    line += ", PAUSED";
   return line;
 }
 

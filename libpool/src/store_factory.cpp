@@ -1,34 +1,22 @@
 #include "pool/store_factory.hpp"
 
-#include <map>
-#include <mutex>
 #include <utility>
 
 #include "pool/errors.hpp"
 #include "pool/memory_store.hpp"
 #include "pool/options.hpp"
 
+#include "locked_map.hpp"
+
 namespace pool {
 
 namespace {
 
-struct registry {
-  std::mutex mtx;
-  std::map<std::string, store_factory> kinds;
-};
-
 /// Constructed on first use: the store libraries register from their own
 /// static initializers, in any order.
-registry& stores() {
-  static registry instance;
+detail::locked_map<std::string, store_factory>& stores() {
+  static detail::locked_map<std::string, store_factory> instance;
   return instance;
-}
-
-store_factory registered(const std::string& kind) {
-  auto& r = stores();
-  std::lock_guard<std::mutex> guard{r.mtx};
-  auto i = r.kinds.find(kind);
-  return i == r.kinds.end() ? store_factory{} : i->second;
 }
 
 caf::error not_linked(const char* field, const char* target) {
@@ -42,12 +30,7 @@ caf::error not_linked(const char* field, const char* target) {
 } // namespace
 
 void register_store(const std::string& kind, store_factory factory) {
-  auto& r = stores();
-  std::lock_guard<std::mutex> guard{r.mtx};
-  if (factory)
-    r.kinds[kind] = std::move(factory);
-  else
-    r.kinds.erase(kind);
+  stores().set(kind, std::move(factory));
 }
 
 caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
@@ -55,12 +38,12 @@ caf::expected<std::shared_ptr<work_store>> store_for(caf::actor_system& sys,
   if (opts.store())
     return opts.store()(sys, opts);
   if (opts.postgres_conninfo()) {
-    if (auto open = registered("postgres"))
+    if (auto open = stores().get("postgres"))
       return open(sys, opts);
     return not_linked("postgres", "pool::postgres");
   }
   if (opts.durable_path()) {
-    if (auto open = registered("sqlite"))
+    if (auto open = stores().get("sqlite"))
       return open(sys, opts);
     return not_linked("durable", "pool::sqlite");
   }

@@ -1,4 +1,4 @@
-#include "pool/supervision.hpp"
+#include "pool/detail/supervision.hpp"
 
 #include "pool/duration_text.hpp"
 

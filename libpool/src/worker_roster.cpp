@@ -1,4 +1,4 @@
-#include "pool/worker_roster.hpp"
+#include "pool/detail/worker_roster.hpp"
 
 #include <algorithm>
 

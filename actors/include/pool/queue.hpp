@@ -77,7 +77,7 @@ struct queue_state {
 /// - `(add_work, work_record, timespan delay[, std::string key])` ->
 ///   `queue_counts`
 /// - `(get_work)` -> `work_record` | `(no_work, timespan wait)`
-/// - and the private exchanges of pool/queue_link.hpp (`queue_msg`):
+/// - and the private exchanges of pool/queue_protocol.hpp (`queue_msg`):
 ///   `(q_count)`, `(q_remove, op)`, `(q_finish, op, message | error)`,
 ///   `(q_note, op, attempt_failure)` -> `queue_counts`;
 ///   `(q_findkey, key, window)` -> `(q_keyfound, op)`;

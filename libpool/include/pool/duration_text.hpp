@@ -10,4 +10,8 @@ namespace pool {
 /// configuration writes durations: `30ms`, `2s`, `5min`, `1500us`, `-3ns`.
 std::string duration_text(caf::timespan x);
 
+/// Renders `x` for humans, three significant digits at most in the unit
+/// that fits: `850us`, `35.1ms`, `1.2s`, `2.5min`, `3h`.
+std::string short_duration(caf::timespan x);
+
 } // namespace pool

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -119,9 +120,24 @@ std::string render_pool_error(uint8_t code, caf::atom_value category,
                               const caf::message& context);
 
 /// Renders any `caf::error` for humans, using `render_pool_error` for the
-/// pool category and CAF's own text otherwise; `"none"` for an empty
-/// error. Safe from any thread.
+/// pool category, the renderer registered for its category
+/// (`describe_category`), and CAF's own text otherwise; `"none"` for an
+/// empty error. What the page, `/api/stats`, pooltop, events and logs show.
+/// Safe from any thread.
 std::string describe(const caf::error& err);
+
+/// Renders the errors of one category for humans; the signature of CAF's
+/// `actor_system_config::add_error_category` renderer, so one function
+/// serves both.
+using error_renderer = std::function<std::string(
+    uint8_t code, caf::atom_value category, const caf::message& context)>;
+
+/// Makes `describe` render errors of `category` with `f` (a job's own error
+/// enum, a program's outcome type: "exit 3 after 1.2 s: disk quota
+/// exceeded" instead of CAF's dump of the context). An empty `f` removes
+/// the renderer. The pool's own category cannot be replaced. Safe from any
+/// thread; a renderer must not throw.
+void describe_category(caf::atom_value category, error_renderer f);
 
 /// Names a message element type as C++ spells it: `int32_t` (for `int`
 /// too: CAF carries integers by size), `std::string`, `caf::timespan`, or

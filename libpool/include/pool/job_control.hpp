@@ -72,6 +72,17 @@ std::optional<caf::timespan> snooze_delay(const caf::error& err);
 /// Whether `err` says "discard this operation".
 bool is_discard(const caf::error& err);
 
+/// Makes attempts that fail with `code` of `category` count as timed out
+/// (`pool_stats::timed_out`, `pool_attempts_timed_out_total`), as the
+/// shepherd's own attempt timeouts do: for jobs that enforce their own
+/// deadline (poolrun's `--timeout` kills). The pool's own category is
+/// counted where the shepherd times an attempt out, never through this.
+/// Safe from any thread.
+void count_as_timeout(caf::atom_value category, uint8_t code);
+
+/// Whether `err` is one `count_as_timeout` registered.
+bool counts_as_timeout(const caf::error& err);
+
 namespace detail {
 
 /// Makes `current_job()` describe one attempt while it runs on this thread

@@ -103,6 +103,9 @@ struct pool_stats {
   uint64_t abandoned = 0;
   /// Whether the backlog alarm is raised now (see `backlog_alarm`).
   bool backlog_alarm = false;
+  /// Whether the pool is paused now (`pause`): no attempt starts until
+  /// `resume`.
+  bool paused = false;
   /// Times the backlog alarm was raised.
   uint64_t alarms_raised = 0;
   /// Overload warnings logged (at most one per overload interval).
@@ -137,7 +140,7 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
            x.waiting_high, x.batches, x.batched, x.queue_wait, x.processing,
            x.deduplicated, x.held, x.workers_dropped, x.slow_jobs, x.adopted,
-           x.leases_lost, x.released, x.sent_ahead, x.taken_back);
+           x.leases_lost, x.released, x.sent_ahead, x.taken_back, x.paused);
 }
 
 /// Every figure on one line, `key=value` pairs (about 1,000 characters),

@@ -85,9 +85,8 @@ CAF_ADD_ATOM(pool, pool, add_work_atom, "add_work")
 CAF_ADD_ATOM(pool, pool, get_work_atom, "get_work")
 /// Reply to `get_work` when nothing is due: `(no_work, timespan wait)`.
 CAF_ADD_ATOM(pool, pool, no_work_atom, "no_work")
-// (The shepherd's other exchanges with its queue and its timers are
-// private, declared where they are used: pool/queue_link.hpp,
-// pool/shepherd_effects.hpp.)
+// (The shepherd's other exchanges with its queue are private, in
+// pool/queue_protocol.hpp; its timers in pool/detail/shepherd_effects.hpp.)
 
 // -- shepherd <-> workers ---------------------------------------------------
 

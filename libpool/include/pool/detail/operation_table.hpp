@@ -19,7 +19,7 @@
 
 #include "pool/job_options.hpp"
 #include "pool/work_record.hpp"
-#include "pool/worker_roster.hpp"
+#include "pool/detail/worker_roster.hpp"
 
 namespace pool {
 
@@ -265,6 +265,31 @@ public:
         f(ring_base_ + i, slab_[ring_[i]]);
     for (auto& kvp : old_)
       f(kvp.first, slab_[kvp.second]);
+  }
+
+  /// Calls `f(id, op)` for the operations after id `after`, in id order,
+  /// until `f` returns false or `budget` were visited; returns how many
+  /// were. (For the jobs view: bounded work per page.)
+  template <class F>
+  size_t scan(uint64_t after, size_t budget, F f) {
+    size_t visited = 0;
+    if (!old_.empty()) { // the few long-lived ones, below the ring
+      std::vector<uint64_t> old;
+      for (auto& kvp : old_)
+        if (kvp.first > after)
+          old.push_back(kvp.first);
+      std::sort(old.begin(), old.end());
+      for (auto id : old)
+        if (visited == budget || (++visited, !f(id, slab_[old_[id]])))
+          return visited;
+    }
+    auto first = after < ring_base_ ? size_t{0} : after - ring_base_ + 1;
+    for (size_t i = first; i < ring_.size(); ++i)
+      if (ring_[i] != npos)
+        if (visited == budget
+            || (++visited, !f(ring_base_ + i, slab_[ring_[i]])))
+          break;
+    return visited;
   }
 
   /// The ids of every operation.

@@ -10,7 +10,7 @@
 #include <caf/timespan.hpp>
 
 #include "pool/backoff.hpp"
-#include "pool/operation_table.hpp"
+#include "pool/detail/operation_table.hpp"
 
 namespace pool {
 

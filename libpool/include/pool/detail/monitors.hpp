@@ -7,14 +7,14 @@
 #include <caf/actor_clock.hpp>
 #include <caf/timespan.hpp>
 
-#include "pool/admission.hpp"
+#include "pool/detail/admission.hpp"
 #include "pool/histogram.hpp"
 #include "pool/metrics.hpp"
-#include "pool/operation_table.hpp"
+#include "pool/detail/operation_table.hpp"
 #include "pool/options.hpp"
-#include "pool/shepherd_effects.hpp"
+#include "pool/detail/shepherd_effects.hpp"
 #include "pool/stats.hpp"
-#include "pool/worker_roster.hpp"
+#include "pool/detail/worker_roster.hpp"
 
 namespace pool {
 

@@ -10,24 +10,26 @@
 
 #include <caf/actor.hpp>
 #include <caf/error.hpp>
+#include <caf/expected.hpp>
 #include <caf/message.hpp>
 #include <caf/response_promise.hpp>
 
-#include "pool/admission.hpp"
-#include "pool/dispatcher.hpp"
+#include "pool/detail/admission.hpp"
+#include "pool/detail/dispatcher.hpp"
+#include "pool/jobs.hpp"
 #include "pool/errors.hpp"
 #include "pool/flow_gate.hpp"
-#include "pool/idle_waits.hpp"
-#include "pool/monitors.hpp"
+#include "pool/detail/idle_waits.hpp"
+#include "pool/detail/monitors.hpp"
 #include "pool/operation_record.hpp"
-#include "pool/operation_table.hpp"
+#include "pool/detail/operation_table.hpp"
 #include "pool/options.hpp"
-#include "pool/queue_link.hpp"
-#include "pool/shepherd_effects.hpp"
+#include "pool/detail/queue_link.hpp"
+#include "pool/detail/shepherd_effects.hpp"
 #include "pool/stats.hpp"
-#include "pool/supervision.hpp"
+#include "pool/detail/supervision.hpp"
 #include "pool/work_store.hpp"
-#include "pool/worker_roster.hpp"
+#include "pool/detail/worker_roster.hpp"
 
 namespace pool {
 
@@ -75,6 +77,10 @@ public:
 
   /// The pool's figures now (answered by the shepherd itself).
   pool_stats stats();
+
+  /// A page of the jobs view (`list_jobs`): operations by state, in id
+  /// order, looking at most at `job_scan_budget` of them.
+  caf::expected<job_page> jobs(const job_filter& filter);
 
   /// The snapshot with histogram counters (`(pool_metrics)`).
   pool_metrics metrics();

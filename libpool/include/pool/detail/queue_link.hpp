@@ -13,72 +13,13 @@
 #include <caf/message.hpp>
 #include <caf/response_promise.hpp>
 
-#include "pool/operation_table.hpp"
-#include "pool/shepherd_effects.hpp"
+#include "pool/detail/operation_table.hpp"
+#include "pool/queue_protocol.hpp"
+#include "pool/detail/shepherd_effects.hpp"
 #include "pool/work_record.hpp"
-#include "pool/worker_roster.hpp"
+#include "pool/detail/worker_roster.hpp"
 
 namespace pool {
-
-// Messages between the shepherd and its queue beyond the pattern's own
-// (`add_work`, `get_work`, `no_work`, public in pool/type_ids.hpp). Private:
-// nothing outside the pool sends or receives them.
-namespace queue_msg {
-
-/// `(count_work)`: replies `queue_counts`.
-using count_atom = caf::atom_constant<caf::atom("q_count")>;
-/// `(q_remove, uint64_t operation)`: drops the operation's entries;
-/// replies `queue_counts`.
-using remove_atom = caf::atom_constant<caf::atom("q_remove")>;
-/// `(q_finish, uint64_t operation, message | error)`: records an outcome
-/// (durable stores); replies `queue_counts`.
-using finish_atom = caf::atom_constant<caf::atom("q_finish")>;
-/// `(q_note, uint64_t operation, attempt_failure)`: adds to the stored
-/// history; replies `queue_counts`.
-using note_atom = caf::atom_constant<caf::atom("q_note")>;
-/// `(q_findkey, std::string key, timespan window)`: replies
-/// `(q_keyfound, uint64_t operation)`, 0 for none.
-using find_key_atom = caf::atom_constant<caf::atom("q_findkey")>;
-using key_found_atom = caf::atom_constant<caf::atom("q_keyfound")>;
-/// `(q_record, uint64_t operation)`: replies `operation_record` (id 0 when
-/// unknown).
-using record_atom = caf::atom_constant<caf::atom("q_record")>;
-/// The queue's note to itself: commit the group and release its answers.
-using flush_atom = caf::atom_constant<caf::atom("q_flush")>;
-/// The queue's note to itself: delete what outlived the store's retention
-/// (`work_store::prune`).
-using prune_atom = caf::atom_constant<caf::atom("q_prune")>;
-/// The queue's note to itself: renew the store's leases
-/// (`work_store::renew_leases`).
-using renew_atom = caf::atom_constant<caf::atom("q_renew")>;
-/// The store's listener to the queue: notifications arrived, or the
-/// safety poll is due (`work_store::poll_notifications`).
-using wake_atom = caf::atom_constant<caf::atom("q_wake")>;
-/// queue -> shepherd, unasked: `(q_lost, std::vector<uint64_t> ops)`, the
-/// store lost the leases of these operations' attempts (another store took
-/// them back): the attempts are stale.
-using lost_atom = caf::atom_constant<caf::atom("q_lost")>;
-/// queue -> shepherd, unasked: `(q_news, bool work, std::vector<uint64_t>
-/// finished, bool missed)`, what other stores of a shared queue did: work
-/// may be due (or the safety poll), these operations finished elsewhere,
-/// notifications may have been lost.
-using news_atom = caf::atom_constant<caf::atom("q_news")>;
-
-constexpr count_atom count_v{};
-constexpr remove_atom remove_v{};
-constexpr finish_atom finish_v{};
-constexpr note_atom note_v{};
-constexpr find_key_atom find_key_v{};
-constexpr key_found_atom key_found_v{};
-constexpr record_atom record_v{};
-constexpr flush_atom flush_v{};
-constexpr prune_atom prune_v{};
-constexpr renew_atom renew_v{};
-constexpr wake_atom wake_v{};
-constexpr lost_atom lost_v{};
-constexpr news_atom news_v{};
-
-} // namespace queue_msg
 
 /// The exchanges with the queue that await an answer.
 namespace exchange {

@@ -15,7 +15,7 @@
 #include <caf/response_promise.hpp>
 #include <caf/timespan.hpp>
 
-#include "pool/operation_table.hpp"
+#include "pool/detail/operation_table.hpp"
 
 namespace pool {
 

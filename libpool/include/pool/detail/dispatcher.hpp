@@ -12,13 +12,13 @@
 #include "pool/dispatch_tuning.hpp"
 #include "pool/flow_gate.hpp"
 #include "pool/key_limits.hpp"
-#include "pool/monitors.hpp"
-#include "pool/operation_table.hpp"
-#include "pool/queue_link.hpp"
-#include "pool/shepherd_effects.hpp"
+#include "pool/detail/monitors.hpp"
+#include "pool/detail/operation_table.hpp"
+#include "pool/detail/queue_link.hpp"
+#include "pool/detail/shepherd_effects.hpp"
 #include "pool/stats.hpp"
 #include "pool/work_record.hpp"
-#include "pool/worker_roster.hpp"
+#include "pool/detail/worker_roster.hpp"
 
 namespace pool {
 

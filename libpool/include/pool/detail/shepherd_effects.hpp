@@ -16,9 +16,9 @@
 
 #include "pool/events.hpp"
 #include "pool/log.hpp"
-#include "pool/operation_table.hpp"
+#include "pool/detail/operation_table.hpp"
 #include "pool/work_record.hpp"
-#include "pool/worker_roster.hpp"
+#include "pool/detail/worker_roster.hpp"
 
 namespace pool {
 
