@@ -176,6 +176,9 @@ TEST_CASE("node_health: an operation a node failed avoids it while another "
   h.record(2, 0, 42, true, t0);
   CHECK(h.avoid(1, 42));
   CHECK(h.avoid(2, 42));
+  CHECK(h.takers(1, 42) == std::vector<uint64_t>{3});
+  CHECK(h.takers(3, 42).empty());
+  CHECK(h.takers(1, 99) == std::vector<uint64_t>{2, 3});
   // Node 3 quarantined: nobody else can take it, so it runs where it may.
   h.quarantine(3);
   CHECK(!h.avoid(1, 42));

@@ -8,6 +8,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "pool/duration_text.hpp"
+#include "pool/protocol.hpp"
 #include "pool/remote_types.hpp"
 
 namespace pool::detail {
@@ -18,6 +19,9 @@ namespace {
 /// again, so that a node that is the only idle one does not take it back
 /// at once, again and again, while the others are busy.
 constexpr caf::timespan avoid_delay = std::chrono::milliseconds(20);
+
+/// Stand-ins of other nodes asked to take an operation handed back.
+constexpr size_t max_nudges = 16;
 
 } // namespace
 
@@ -34,11 +38,30 @@ bool node_sessions::run(caf::event_based_actor* self,
   }
   if (health_.avoid(id, record.id.operation)) {
     self->send(stand_in, remote_back_atom_v, record.id, avoid_delay);
+    nudge(self, health_.takers(id, record.id.operation));
     return true;
   }
   health_.sent(id, slot, remote_clock::now());
   self->send(s->node, node_run_atom_v, s->secret, slot, std::move(record));
   return false;
+}
+
+void node_sessions::nudge(caf::event_based_actor* self,
+                          const std::vector<uint64_t>& nodes) {
+  // The shepherd wakes the worker that slept last, likely the one that
+  // just handed the operation back: stand-ins of nodes that may run it ask
+  // for work instead (a busy or waiting one ignores the nudge).
+  size_t sent = 0;
+  for (auto id : nodes) {
+    auto key = by_id_.find(id);
+    if (key == by_id_.end())
+      continue;
+    for (auto& stand_in : sessions_.at(key->second).stand_ins) {
+      if (sent++ == max_nudges)
+        return;
+      self->send(stand_in, wake_up_atom_v);
+    }
+  }
 }
 
 node_health::verdict node_sessions::outcome(caf::event_based_actor* self,

@@ -143,8 +143,10 @@ caf::behavior stand_in(stand_in_actor* self, stand_in_config cfg) {
   return {
       [self](wake_up_atom) {
         auto& st = self->state;
-        if (!sent_by(self, st.cfg.pool) || st.phase != worker_phase::sleeping ||
-            st.retiring)
+        // (The gatekeeper nudges it to take an operation another node
+        // handed back.)
+        if (!(sent_by(self, st.cfg.pool) || sent_by(self, st.cfg.gatekeeper)) ||
+            st.phase != worker_phase::sleeping || st.retiring)
           return;
         st.phase = worker_phase::waiting;
         st.asked = true;
@@ -222,8 +224,18 @@ caf::behavior stand_in(stand_in_actor* self, stand_in_config cfg) {
         auto& st = self->state;
         if (!sent_by(self, st.cfg.gatekeeper) || !st.held || *st.held != id)
           return;
-        give_back(self, delay);
-        finish(self);
+        give_back(self, caf::timespan::zero());
+        if (delay == caf::timespan::zero()) {
+          finish(self);
+          return;
+        }
+        // Its node must not run that operation: it asks again only after
+        // `delay`, so that another worker takes it meanwhile.
+        st.held.reset();
+        ++st.timer;
+        st.phase = worker_phase::waiting;
+        st.asked = true;
+        self->delayed_send(st.cfg.pool, delay, give_me_work_atom_v);
       },
       [self](remote_timeout_atom, attempt_id& id, uint64_t timer) {
         auto& st = self->state;

@@ -84,6 +84,18 @@ bool node_health::other_available(uint64_t node,
   return false;
 }
 
+std::vector<uint64_t> node_health::takers(uint64_t node,
+                                          uint64_t operation) const {
+  std::vector<uint64_t> result;
+  auto i = failed_on_.find(operation);
+  for (auto& [id, x] : nodes_)
+    if (id != node && !x.quarantined &&
+        (i == failed_on_.end() ||
+         std::find(i->second.begin(), i->second.end(), id) == i->second.end()))
+      result.push_back(id);
+  return result;
+}
+
 void node_health::remember(uint64_t operation, uint64_t node) {
   auto [i, added] = failed_on_.try_emplace(operation);
   if (added) {

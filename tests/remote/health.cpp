@@ -369,3 +369,61 @@ TEST_CASE("a node that goes silent with attempts out is dropped after "
   CHECK(counters.sessions == 1);
   CHECK(took < 10s);
 }
+
+TEST_CASE("an operation that failed on a node never runs there again while "
+          "another node can take it, though the node is no outlier" *
+          doctest::timeout(60)) {
+  remote_config cfg;
+  caf::actor_system sys{cfg};
+  published pub{sys, pool::remote_options{},
+                pool::pool_options{}
+                    .workers(1)
+                    .kind(pool::worker_kind::dedicated)
+                    .max_attempts(2)
+                    .backoff(1ms, 2ms),
+                honest_job};
+  remote_config node_cfg;
+  caf::actor_system node_sys{node_cfg};
+  auto quiet = pool::node_options{}.log(pool::silent_log_hook());
+  leave_at_exit leave{node_sys, {}};
+  auto honest = pool::join_remote_pool(
+      node_sys, "127.0.0.1", pub.port, token, 2, honest_job,
+      pool::node_options{quiet}.kind(pool::worker_kind::dedicated));
+  REQUIRE(honest);
+  leave.nodes.push_back(*honest);
+  // Fails every input divisible by 5 (a fifth of its work: no outlier by
+  // the margin of 0.5), and counts how often it saw each.
+  auto mtx = std::make_shared<std::mutex>();
+  auto seen = std::make_shared<std::map<int32_t, int>>();
+  auto picky = [mtx, seen](int32_t x) -> caf::expected<int64_t> {
+    {
+      std::lock_guard<std::mutex> guard{*mtx};
+      ++(*seen)[x];
+    }
+    if (x % 5 == 0)
+      return caf::make_error(pool::pool_errc::job_failed,
+                             std::string{"not here"});
+    return honest_job(x);
+  };
+  auto node = pool::join_remote_pool(node_sys, "127.0.0.1", pub.port, token, 4,
+                                     picky, quiet);
+  REQUIRE(node);
+  leave.nodes.push_back(*node);
+  REQUIRE(eventually([&] { return pub.stats().joined == 6; }, 10s));
+  auto right = pub.run(1000, 60s);
+  auto counters = pub.counters();
+  MESSAGE(pool::to_string(counters));
+  // Each one failed there at most once, then ran elsewhere: with
+  // max_attempts(2) every operation completes.
+  CHECK(right == 1000);
+  auto twice = 0;
+  {
+    std::lock_guard<std::mutex> guard{*mtx};
+    for (auto& [x, n] : *seen)
+      if (x % 5 == 0 && n > 1)
+        ++twice;
+  }
+  CHECK(twice == 0);
+  CHECK(counters.outliers == 0);
+  MESSAGE("avoided=" << counters.avoided << " retried=" << pub.stats().retried);
+}

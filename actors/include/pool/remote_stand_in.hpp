@@ -156,6 +156,9 @@ public:
 private:
   void stop(session& s, const caf::error& reason);
 
+  /// Asks stand-ins of `nodes` to ask the shepherd for work.
+  void nudge(caf::event_based_actor* self, const std::vector<uint64_t>& nodes);
+
   /// Stops the stand-ins of quarantined session `s` and arms its timer.
   void quarantined(caf::event_based_actor* self, session& s);
 

@@ -194,8 +194,8 @@ CAF_ADD_ATOM(pool_remote, pool, node_alive_atom, "node_alive")
 /// sends on or hands back.
 CAF_ADD_ATOM(pool_remote, pool, remote_run_atom, "rmt_run")
 /// Gatekeeper -> stand-in (local): `(rmt_back, attempt_id, timespan)`,
-/// give that attempt back to the queue, due after the delay, without
-/// using it up.
+/// give that attempt back to the queue without using it up, and ask for
+/// work again only after the delay (0: at once).
 CAF_ADD_ATOM(pool_remote, pool, remote_back_atom, "rmt_back")
 
 CAF_END_TYPE_ID_BLOCK(pool_remote)

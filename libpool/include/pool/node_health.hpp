@@ -93,6 +93,10 @@ public:
   /// and another node that has not failed it can take work.
   bool avoid(uint64_t node, uint64_t operation) const;
 
+  /// The nodes other than `node` that can take `operation`: not
+  /// quarantined and never failed it.
+  std::vector<uint64_t> takers(uint64_t node, uint64_t operation) const;
+
   /// Any message from `node` (a heartbeat).
   void heard(uint64_t node, time_point now);
 
