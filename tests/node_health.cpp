@@ -77,6 +77,9 @@ TEST_CASE("node_health: a node failing everything among healthy ones has its "
     CHECK(v.quarantine == (i == 16));
   }
   CHECK(h.quarantined(1));
+  // Its failures no longer weigh on the others' share.
+  CHECK(h.others(2).first == 0.0);
+  CHECK(h.others(2).second == 30);
   // Late answers of a quarantined node judge nothing.
   CHECK(!h.record(1, 0, op++, true, t0).give_back);
   // Released, it starts over, and fails again at once: given back.

@@ -58,7 +58,7 @@ std::pair<double, size_t> node_health::others(uint64_t node) const {
   size_t failures = 0;
   size_t total = 0;
   for (auto& [id, x] : nodes_) {
-    if (id == node)
+    if (id == node || x.quarantined) // (an outlier is no measure)
       continue;
     failures += x.failures;
     total += x.window.size();

@@ -113,7 +113,8 @@ public:
   /// The node's failure share over its window (0 when empty).
   double share(uint64_t node) const;
 
-  /// The other nodes' pooled failure share and outcome count.
+  /// The other nodes' pooled failure share and outcome count (nodes in
+  /// quarantine left out).
   std::pair<double, size_t> others(uint64_t node) const;
 
   const node_health_limits& limits() const noexcept {
