@@ -111,12 +111,13 @@ caf::error remote_options::validate() const {
   if (quarantine_after_ == 0 || !positive(quarantine_for_))
     return invalid("quarantine", "needs at least 1 fault and a positive "
                                  "duration");
-  if (auto field = health_.invalid_field())
-    return invalid(std::string{field} == "silent_after" ? "silent_after"
-                                                        : "health",
-                   std::string{field} +
-                       ": needs window >= 1, 1 <= min_sample <= window, "
-                       "0 < margin <= 1 and silent_after >= 0");
+  if (auto field = health_.invalid_field()) {
+    if (std::string{field} == "silent_after")
+      return invalid("silent_after", "must not be negative (0: never)");
+    return invalid("health", std::string{field} +
+                                 ": needs window >= 1, 1 <= min_sample <= "
+                                 "window and 0 < margin <= 1");
+  }
   if (!positive(join_timeout_))
     return invalid("join_timeout", "must be positive");
   return caf::none;

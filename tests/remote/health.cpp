@@ -258,3 +258,26 @@ TEST_CASE("an operation that failed on a node never runs there again while "
   CHECK(counters.outliers == 0);
   MESSAGE("avoided=" << counters.avoided << " retried=" << pub.stats().retried);
 }
+
+TEST_CASE("remote_options: health bounds out of range are refused, naming "
+          "the field" *
+          doctest::timeout(10)) {
+  auto valid = pool::remote_options{}.token(token);
+  CHECK_FALSE(valid.validate());
+  CHECK_FALSE(pool::remote_options{valid}.silent_after(0s).validate());
+  CHECK(valid.health().window == 64);
+  CHECK(valid.health().min_sample == 16);
+  CHECK(valid.silent_after() == caf::timespan{10s});
+  auto refused = [&](pool::remote_options opts, const std::string& what) {
+    auto text = pool::describe(opts.validate());
+    INFO(text);
+    return text.find(what) != std::string::npos;
+  };
+  CHECK(refused(pool::remote_options{valid}.health(0, 1, 0.5), "health: window"));
+  CHECK(refused(pool::remote_options{valid}.health(8, 9, 0.5),
+                "health: min_sample"));
+  CHECK(refused(pool::remote_options{valid}.health(8, 4, 0.0), "health: margin"));
+  CHECK(refused(pool::remote_options{valid}.health(8, 4, 1.5), "health: margin"));
+  CHECK(refused(pool::remote_options{valid}.silent_after(-1s),
+                "silent_after: must not be negative"));
+}
