@@ -110,9 +110,10 @@ TEST_CASE("node_health: before the others hold min_sample outcomes, failures "
   CHECK(v.quarantine);
 }
 
-TEST_CASE("node_health: jobs that fail as often everywhere count, and quarantine "
-          "nobody" *
-          doctest::timeout(5)) {
+TEST_CASE(
+    "node_health: jobs that fail as often everywhere count, and quarantine "
+    "nobody" *
+    doctest::timeout(5)) {
   node_health h;
   for (uint64_t n = 1; n <= 3; ++n)
     h.add(n, t0);
@@ -141,7 +142,7 @@ TEST_CASE("node_health: a node failing somewhat more than the others, below "
   h.add(2, t0);
   uint64_t op = 1;
   for (int round = 0; round < 200; ++round) {
-    h.record(2, 0, op++, round % 10 == 0, t0); // 10 %
+    h.record(2, 0, op++, round % 10 == 0, t0);         // 10 %
     auto v = h.record(1, 0, op++, round % 10 < 5, t0); // 50 %
     if (round > 20)
       CHECK(!v.quarantine);

@@ -458,12 +458,12 @@ private:
   detail::log_limiter limiter_;
   gatekeeper_stats counters_;
   /// How often to look for silent nodes (none: never).
-  caf::timespan tick_ =
-      options_.silent_after() > caf::timespan::zero()
-          ? std::clamp<caf::timespan>(options_.silent_after() / 4,
-                                      std::chrono::milliseconds(1),
-                                      std::chrono::seconds(1))
-          : caf::timespan::zero();
+  caf::timespan
+      tick_ = options_.silent_after() > caf::timespan::zero()
+                  ? std::clamp<caf::timespan>(options_.silent_after() / 4,
+                                              std::chrono::milliseconds(1),
+                                              std::chrono::seconds(1))
+                  : caf::timespan::zero();
 };
 
 } // namespace

@@ -12,7 +12,6 @@
 #include <caf/actor_registry.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/scoped_actor.hpp>
 #include <caf/io/basp/header.hpp>
 #include <caf/io/basp/message_type.hpp>
 #include <caf/io/basp_broker.hpp>
@@ -20,6 +19,7 @@
 #include <caf/io/network/default_multiplexer.hpp>
 #include <caf/io/network/doorman_impl.hpp>
 #include <caf/io/network/scribe_impl.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include <fmt/format.h>

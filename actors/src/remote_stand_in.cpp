@@ -323,10 +323,10 @@ node_sessions::session* node_sessions::find(const caf::strong_actor_ptr& sender,
 void node_sessions::stop(session& s, const caf::error& reason) {
   // A quarantined or silent node's stand-ins retire in order with what the
   // shepherd sent them (see `retire`); others stop at once.
-  auto in_order = reason == remote_errc::quarantined ||
-                  reason == remote_errc::silent;
-  auto priority = in_order ? caf::message_priority::normal
-                           : caf::message_priority::high;
+  auto in_order =
+      reason == remote_errc::quarantined || reason == remote_errc::silent;
+  auto priority =
+      in_order ? caf::message_priority::normal : caf::message_priority::high;
   for (auto& stand_in : s.stand_ins)
     stand_in->eq_impl(caf::make_message_id(priority), nullptr, nullptr,
                       caf::exit_msg{stand_in.address(), reason});

@@ -140,8 +140,8 @@ node_health::verdict node_health::record(uint64_t node, uint32_t slot,
   verdict result;
   // (A tiny epsilon keeps a share exactly at the margin an outlier.)
   result.give_back = share(node) - baseline >= limits_.margin - 1e-9;
-  result.quarantine = result.give_back && known &&
-                      x.window.size() >= limits_.min_sample;
+  result.quarantine =
+      result.give_back && known && x.window.size() >= limits_.min_sample;
   if (result.quarantine)
     quarantine(node);
   return result;
@@ -177,9 +177,9 @@ std::vector<uint64_t> node_health::silent(time_point now) {
   for (auto& [id, x] : nodes_) {
     if (x.quarantined || x.out.empty() || now - x.heard < limits_.silent_after)
       continue;
-    auto oldest = std::min_element(
-        x.out.begin(), x.out.end(),
-        [](auto& a, auto& b) { return a.second < b.second; });
+    auto oldest =
+        std::min_element(x.out.begin(), x.out.end(),
+                         [](auto& a, auto& b) { return a.second < b.second; });
     if (now - oldest->second >= limits_.silent_after)
       result.push_back(id);
   }

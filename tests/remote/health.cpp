@@ -20,7 +20,8 @@ int64_t honest_job(int32_t x) {
 /// Counts the pool's `retried` and `failed` events whose error holds
 /// `marker`: attempts used up by such failures.
 struct spent_counter {
-  std::shared_ptr<std::atomic<int>> spent = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::atomic<int>> spent =
+      std::make_shared<std::atomic<int>>(0);
 
   void attach(caf::actor_system& sys, const caf::actor& pool,
               std::string marker) {
@@ -88,9 +89,9 @@ TEST_CASE("a node failing every attempt at once among four honest ones is "
   auto liar = [calls, log = pub.log](int32_t) -> caf::expected<int64_t> {
     ++*calls;
     auto after = log.contains(quarantine_line);
-    return caf::make_error(pool::pool_errc::job_failed,
-                           std::string{after ? "hostile after-quarantine"
-                                             : "hostile"});
+    return caf::make_error(
+        pool::pool_errc::job_failed,
+        std::string{after ? "hostile after-quarantine" : "hostile"});
   };
   auto bad = pool::join_remote_pool(node_sys, "127.0.0.1", pub.port, token, 4,
                                     liar, quiet);
@@ -104,12 +105,11 @@ TEST_CASE("a node failing every attempt at once among four honest ones is "
   auto stats = pub.stats();
   auto counters = pub.counters();
   MESSAGE(pool::to_string(counters));
-  MESSAGE("ops=" << n << " right=" << right << " share="
-                 << (100.0 * right / n) << "% liar_calls=" << calls->load()
+  MESSAGE("ops=" << n << " right=" << right << " share=" << (100.0 * right / n)
+                 << "% liar_calls=" << calls->load()
                  << " retried=" << stats.retried << " failed=" << stats.failed
-                 << " snoozed=" << stats.snoozed
-                 << " spent_after_quarantine=" << after_quarantine.spent->load()
-                 << " took_ms="
+                 << " snoozed=" << stats.snoozed << " spent_after_quarantine="
+                 << after_quarantine.spent->load() << " took_ms="
                  << std::chrono::duration_cast<std::chrono::milliseconds>(took)
                         .count());
   CHECK(right * 100 >= n * 99);
@@ -139,11 +139,11 @@ TEST_CASE("a node that goes silent with attempts out is dropped after "
       std::this_thread::sleep_for(2500ms);
     return remote_demo::hash_job(x);
   };
-  auto node = pool::join_remote_pool(
-      node_sys, "127.0.0.1", pub.port, token, 2, slow,
-      pool::node_options{}
-          .kind(pool::worker_kind::dedicated)
-          .log(pool::silent_log_hook()));
+  auto node =
+      pool::join_remote_pool(node_sys, "127.0.0.1", pub.port, token, 2, slow,
+                             pool::node_options{}
+                                 .kind(pool::worker_kind::dedicated)
+                                 .log(pool::silent_log_hook()));
   REQUIRE(node);
   leave_at_exit leave{node_sys, {*node}};
   // The silent node: it joins with the token for 4 workers, then never
@@ -273,11 +273,14 @@ TEST_CASE("remote_options: health bounds out of range are refused, naming "
     INFO(text);
     return text.find(what) != std::string::npos;
   };
-  CHECK(refused(pool::remote_options{valid}.health(0, 1, 0.5), "health: window"));
+  CHECK(
+      refused(pool::remote_options{valid}.health(0, 1, 0.5), "health: window"));
   CHECK(refused(pool::remote_options{valid}.health(8, 9, 0.5),
                 "health: min_sample"));
-  CHECK(refused(pool::remote_options{valid}.health(8, 4, 0.0), "health: margin"));
-  CHECK(refused(pool::remote_options{valid}.health(8, 4, 1.5), "health: margin"));
+  CHECK(
+      refused(pool::remote_options{valid}.health(8, 4, 0.0), "health: margin"));
+  CHECK(
+      refused(pool::remote_options{valid}.health(8, 4, 1.5), "health: margin"));
   CHECK(refused(pool::remote_options{valid}.silent_after(-1s),
                 "silent_after: must not be negative"));
 }

@@ -93,7 +93,8 @@ struct published {
   published(caf::actor_system& sys, pool::remote_options remote,
             pool::pool_options opts, job_fn job = remote_demo::hash_job)
       : sys(sys) {
-    auto spawned = pool::spawn_pool(sys, job, opts.log(pool::silent_log_hook()));
+    auto spawned =
+        pool::spawn_pool(sys, job, opts.log(pool::silent_log_hook()));
     REQUIRE(spawned);
     pool = *spawned;
     remote.token(token).log(log.hook());

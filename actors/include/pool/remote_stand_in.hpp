@@ -102,8 +102,8 @@ public:
   /// Ends every session.
   void end_all(caf::event_based_actor* self, const caf::error& reason);
 
-  /// Records how an attempt of session `id`'s worker `slot` ended. When that starts a
-  /// quarantine, stops the session's stand-ins, arms the timer
+  /// Records how an attempt of session `id`'s worker `slot` ended. When that
+  /// starts a quarantine, stops the session's stand-ins, arms the timer
   /// `(rmt_free, id)` and returns the session.
   session* note(caf::event_based_actor* self, uint64_t id, uint32_t slot,
                 attempt_note what);

@@ -81,8 +81,8 @@ typename Inspector::result_type inspect(Inspector& f, gatekeeper_stats& x) {
            x.workers_joined, x.joins_refused, x.joins_limited,
            x.workers_limited, x.controls_accepted, x.controls_refused,
            x.sessions, x.remote_workers, x.forged, x.stale_results,
-           x.wrong_results, x.timeouts, x.quarantines, x.outliers,
-           x.given_back, x.avoided, x.silent, x.dropped, x.connections,
+           x.wrong_results, x.timeouts, x.quarantines, x.outliers, x.given_back,
+           x.avoided, x.silent, x.dropped, x.connections,
            x.connections_accepted, x.connections_refused, x.closed_no_handshake,
            x.closed_no_token, x.closed_protocol);
 }

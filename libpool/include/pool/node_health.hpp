@@ -81,13 +81,13 @@ public:
   bool quarantined(uint64_t node) const;
 
   /// Records the outcome of an attempt of `operation` on `node`'s worker
-  /// `slot` (it is no longer out; the answer is also a sign of life). A failure is given
-  /// back when, with it, the node's failure share exceeds the others' by
-  /// at least `margin` (the others' share counts as 0 until they hold
+  /// `slot` (it is no longer out; the answer is also a sign of life). A failure
+  /// is given back when, with it, the node's failure share exceeds the others'
+  /// by at least `margin` (the others' share counts as 0 until they hold
   /// `min_sample` outcomes) and another node can take the work; the node
   /// is quarantined when that holds and both samples are large enough.
-  verdict record(uint64_t node, uint32_t slot, uint64_t operation,
-                 bool failed, time_point now);
+  verdict record(uint64_t node, uint32_t slot, uint64_t operation, bool failed,
+                 time_point now);
 
   /// Whether `operation` must not run on `node`: the node failed it before
   /// and another node that has not failed it can take work.
