@@ -220,12 +220,13 @@ private:
     send(workers_[slot], work_to_do_atom_v, std::move(record));
     if (!beating_) {
       beating_ = true;
-      delayed_send(this, std::chrono::seconds(1), node_alive_atom_v);
+      delayed_send(this, cfg_.options.heartbeat(), node_alive_atom_v);
     }
   }
 
   /// While a worker runs an attempt, the pool hears from the node every
-  /// second (a long job is not silence: docs/remote.md, "Node health").
+  /// `heartbeat` (a long job is not silence: docs/remote.md, "Node
+  /// health").
   void heartbeat() {
     auto busy = std::any_of(running_.begin(), running_.end(),
                             [](auto& x) { return x.has_value(); });
@@ -233,7 +234,7 @@ private:
     if (!beating_)
       return;
     send(gatekeeper_, node_alive_atom_v, secret_);
-    delayed_send(this, std::chrono::seconds(1), node_alive_atom_v);
+    delayed_send(this, cfg_.options.heartbeat(), node_alive_atom_v);
   }
 
   /// An outcome from a local worker, to the gatekeeper.

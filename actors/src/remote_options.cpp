@@ -136,6 +136,8 @@ caf::error node_options::validate() const {
     return invalid("join_timeout", "must be positive");
   if (give_up_after_ && !positive(*give_up_after_))
     return invalid("give_up_after", "must be positive");
+  if (!positive(heartbeat_))
+    return invalid("heartbeat", "must be positive");
   return caf::none;
 }
 

@@ -168,9 +168,9 @@ public:
   }
 
   /// A node with an attempt out that sends nothing (no result, no
-  /// heartbeat; nodes send one every second while they work) for this
-  /// long is dropped, and its attempts go back unstarted. 0: never.
-  /// Default 10 s.
+  /// heartbeat; nodes send one every `node_options::heartbeat`, 1 s by
+  /// default, while they work) for this long is dropped, and its attempts
+  /// go back unstarted. 0: never. Default 10 s.
   remote_options& silent_after(caf::timespan x) {
     health_.silent_after = x;
     return *this;
@@ -303,6 +303,18 @@ public:
     return give_up_after_;
   }
 
+  /// While one of its workers runs an attempt, the node tells the pool it
+  /// is alive this often (`node_alive`): keep it well below the pool's
+  /// `silent_after` (a third at most). Default 1 s.
+  node_options& heartbeat(caf::timespan x) {
+    heartbeat_ = x;
+    return *this;
+  }
+
+  caf::timespan heartbeat() const noexcept {
+    return heartbeat_;
+  }
+
   /// When the pool stops on purpose (its gatekeeper ends with
   /// `exit_reason::normal` or `user_shutdown`, e.g. after a drain), stop the
   /// workers and end the node normally instead of rejoining. A lost
@@ -343,6 +355,7 @@ private:
   caf::timespan reconnect_max_ = std::chrono::seconds(5);
   caf::timespan join_timeout_ = std::chrono::seconds(10);
   std::optional<caf::timespan> give_up_after_;
+  caf::timespan heartbeat_ = std::chrono::seconds(1);
   bool leave_when_pool_stops_ = false;
   std::string name_ = "node";
   log_hook log_;

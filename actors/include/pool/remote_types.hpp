@@ -184,8 +184,9 @@ CAF_ADD_ATOM(pool_remote, pool, remote_guard_atom, "rmt_guard")
 /// Port guard internal: the warden's tick. Gatekeeper internal: time to
 /// look for silent nodes.
 CAF_ADD_ATOM(pool_remote, pool, remote_tick_atom, "rmt_tick")
-/// node -> gatekeeper: `(node_alive, secret)`, a heartbeat, every second
-/// while one of the node's workers runs an attempt. gatekeeper -> node:
+/// node -> gatekeeper: `(node_alive, secret)`, a heartbeat, every
+/// `node_options::heartbeat` while one of the node's workers runs an
+/// attempt. gatekeeper -> node:
 /// `(node_bye, secret)` ends the session from the pool's side (the node
 /// joins again).
 CAF_ADD_ATOM(pool_remote, pool, node_alive_atom, "node_alive")
