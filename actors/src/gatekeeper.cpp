@@ -1,5 +1,6 @@
 #include "pool/gatekeeper.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <vector>
@@ -41,6 +42,7 @@ public:
                                          options_.max_workers_per_node(),
                                          options_.quarantine_after(),
                                          options_.quarantine_for()},
+                  options_.health(),
                   detail::stand_in_config{pool_,
                                           {},
                                           {},
@@ -84,6 +86,8 @@ public:
 
   caf::behavior make_behavior() override {
     monitor(pool_);
+    if (tick_ > caf::timespan::zero())
+      delayed_send(this, tick_, remote_tick_atom_v);
     set_down_handler(
         [this](caf::scheduled_actor*, caf::down_msg& msg) { on_down(msg); });
     set_error_handler(
@@ -99,13 +103,17 @@ public:
             -> caf::result<caf::message> { return join(token, wanted); },
         [this](node_done_atom, std::string& secret, uint32_t slot,
                attempt_id& id, caf::message& result) {
-          relay(secret, slot,
+          relay(secret, slot, id, false,
                 caf::make_message(status_reply_atom_v, id, std::move(result)));
         },
         [this](node_done_atom, std::string& secret, uint32_t slot,
                attempt_id& id, caf::error& err) {
-          relay(secret, slot,
+          relay(secret, slot, id, true,
                 caf::make_message(status_reply_atom_v, id, std::move(err)));
+        },
+        [this](node_alive_atom, std::string& secret) {
+          if (auto s = session_of(secret))
+            sessions_.heard(*s);
         },
         [this](node_bye_atom, std::string& secret) {
           if (auto s = session_of(secret))
@@ -159,9 +167,26 @@ public:
           return caf::make_message(x);
         },
         // -- local only: stand-ins, timers, publishing
-        [this](remote_note_atom, uint64_t session, uint8_t what) {
+        [this](remote_note_atom, uint64_t session, uint32_t slot,
+               uint8_t what) {
           if (from_here())
-            on_note(session, static_cast<detail::attempt_note>(what));
+            on_note(session, slot, static_cast<detail::attempt_note>(what));
+          else
+            ++counters_.dropped;
+        },
+        [this](remote_run_atom, uint64_t session, uint32_t slot,
+               work_record& record) {
+          if (!from_here()) {
+            ++counters_.dropped;
+            return;
+          }
+          auto stand_in = caf::actor_cast<caf::actor>(current_sender());
+          if (sessions_.run(this, stand_in, session, slot, record))
+            ++counters_.avoided;
+        },
+        [this](remote_tick_atom) {
+          if (current_sender() == ctrl())
+            on_tick();
           else
             ++counters_.dropped;
         },
@@ -323,8 +348,10 @@ private:
     return nullptr;
   }
 
-  /// A result from a node: to the stand-in of its worker.
-  void relay(const std::string& secret, uint32_t slot, caf::message msg) {
+  /// A result from a node: to the stand-in of its worker, or given back
+  /// there (node health) when the failure is the node's.
+  void relay(const std::string& secret, uint32_t slot, const attempt_id& id,
+             bool failed, caf::message msg) {
     auto s = session_of(secret);
     if (s == nullptr)
       return;
@@ -332,7 +359,37 @@ private:
       ++counters_.stale_results; // quarantined, or no such worker
       return;
     }
-    send(s->stand_ins[slot], std::move(msg));
+    auto stand_in = s->stand_ins[slot];
+    auto verdict = sessions_.outcome(this, *s, slot, id, failed);
+    if (verdict.give_back) {
+      ++counters_.given_back;
+      send(stand_in, remote_back_atom_v, id, caf::timespan::zero());
+    } else {
+      send(stand_in, std::move(msg));
+    }
+    if (verdict.quarantine) {
+      ++counters_.outliers;
+      quarantined(*s, "fails far more often than the other nodes");
+    }
+  }
+
+  void quarantined(const detail::node_sessions::session& s,
+                   const std::string& why) {
+    ++counters_.quarantines;
+    log_limited("node " + caf::to_string(s.node.node()) + " quarantined for " +
+                duration_text(sessions_.limits().quarantine_for) + ": " + why);
+    count_sessions();
+  }
+
+  void on_tick() {
+    for (auto& node : sessions_.drop_silent(this)) {
+      ++counters_.silent;
+      log_limited("node " + caf::to_string(node.node()) + " dropped: silent " +
+                  duration_text(sessions_.health().limits().silent_after) +
+                  " with attempts out, which go back unstarted");
+    }
+    count_sessions();
+    delayed_send(this, tick_, remote_tick_atom_v);
   }
 
   void end_session(const caf::actor_addr& key, const caf::error& reason,
@@ -342,7 +399,7 @@ private:
     count_sessions();
   }
 
-  void on_note(uint64_t id, detail::attempt_note what) {
+  void on_note(uint64_t id, uint32_t slot, detail::attempt_note what) {
     switch (what) {
       case detail::attempt_note::timed_out:
         ++counters_.timeouts;
@@ -356,19 +413,13 @@ private:
       case detail::attempt_note::answered:
         break;
     }
-    if (auto s = sessions_.note(this, id, what)) {
-      ++counters_.quarantines;
-      log_limited("node " + caf::to_string(s->node.node()) +
-                  " quarantined for " +
-                  duration_text(sessions_.limits().quarantine_for) + " after " +
-                  std::to_string(sessions_.limits().quarantine_after) +
-                  " faults in a row (the last: " +
-                  (what == detail::attempt_note::timed_out
-                       ? "a timeout"
-                       : "a result of the wrong type") +
-                  ")");
-      count_sessions();
-    }
+    if (auto s = sessions_.note(this, id, slot, what))
+      quarantined(*s, std::to_string(sessions_.limits().quarantine_after) +
+                          " faults in a row (the last: " +
+                          (what == detail::attempt_note::timed_out
+                               ? "a timeout"
+                               : "a result of the wrong type") +
+                          ")");
   }
 
   void on_free(uint64_t id) {
@@ -406,6 +457,13 @@ private:
   std::shared_ptr<detail::port_guard> guard_;
   detail::log_limiter limiter_;
   gatekeeper_stats counters_;
+  /// How often to look for silent nodes (none: never).
+  caf::timespan
+      tick_ = options_.silent_after() > caf::timespan::zero()
+                  ? std::clamp<caf::timespan>(options_.silent_after() / 4,
+                                              std::chrono::milliseconds(1),
+                                              std::chrono::seconds(1))
+                  : caf::timespan::zero();
 };
 
 } // namespace
@@ -432,35 +490,6 @@ caf::expected<caf::actor> spawn_gatekeeper(caf::actor_system& sys,
                                            remote_options opts) {
   return detail::spawn_gatekeeper(sys, pool, std::move(opts), nullptr,
                                   "one value");
-}
-
-caf::expected<uint16_t> publish_gatekeeper(caf::actor_system& sys,
-                                           const caf::actor& gatekeeper,
-                                           const remote_options& opts) {
-  if (auto err = opts.validate())
-    return err;
-  if (!gatekeeper)
-    return invalid("gatekeeper", "must be a valid actor");
-  if (!sys.has_middleman())
-    return invalid("middleman", "the actor system has no network module: "
-                                "configure it with pool::configure_remote");
-  detail::forget_named_actors(sys);
-  std::shared_ptr<detail::port_guard> guard;
-  caf::error failure;
-  caf::scoped_actor self{sys};
-  self->request(gatekeeper, std::chrono::seconds(10), remote_guard_atom_v)
-      .receive([&](std::shared_ptr<detail::port_guard>& x) { guard = x; },
-               [&](caf::error& err) { failure = std::move(err); });
-  // Another actor (a shepherd, say) does not understand the question.
-  if (!guard && (!failure || failure == pool_errc::unexpected_message ||
-                 failure == caf::sec::unexpected_message))
-    return invalid("gatekeeper", "is not a pool's gatekeeper: pass what "
-                                 "spawn_gatekeeper returned");
-  if (!guard)
-    return failure;
-  return detail::publish_guarded(sys, gatekeeper, std::move(guard), opts.port(),
-                                 opts.bind_address(), opts.reuse_address(),
-                                 opts.log(), opts.name());
 }
 
 } // namespace pool

@@ -19,11 +19,14 @@
 #include <caf/io/network/default_multiplexer.hpp>
 #include <caf/io/network/doorman_impl.hpp>
 #include <caf/io/network/scribe_impl.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include <fmt/format.h>
 
 #include "pool/errors.hpp"
+#include "pool/gatekeeper.hpp"
+#include "pool/remote_types.hpp"
 
 namespace pool::detail {
 
@@ -404,3 +407,42 @@ void forget_named_actors(caf::actor_system& sys) {
 }
 
 } // namespace pool::detail
+
+namespace pool {
+
+// (Here rather than in gatekeeper.cpp: it only asks the gatekeeper for its
+// guard and publishes behind it.)
+caf::expected<uint16_t> publish_gatekeeper(caf::actor_system& sys,
+                                           const caf::actor& gatekeeper,
+                                           const remote_options& opts) {
+  if (auto err = opts.validate())
+    return err;
+  if (!gatekeeper)
+    return caf::make_error(pool_errc::invalid_option, std::string{"gatekeeper"},
+                           std::string{"must be a valid actor"});
+  if (!sys.has_middleman())
+    return caf::make_error(pool_errc::invalid_option, std::string{"middleman"},
+                           std::string{"the actor system has no network "
+                                       "module: configure it with "
+                                       "pool::configure_remote"});
+  detail::forget_named_actors(sys);
+  std::shared_ptr<detail::port_guard> guard;
+  caf::error failure;
+  caf::scoped_actor self{sys};
+  self->request(gatekeeper, std::chrono::seconds(10), remote_guard_atom_v)
+      .receive([&](std::shared_ptr<detail::port_guard>& x) { guard = x; },
+               [&](caf::error& err) { failure = std::move(err); });
+  // Another actor (a shepherd, say) does not understand the question.
+  if (!guard && (!failure || failure == pool_errc::unexpected_message ||
+                 failure == caf::sec::unexpected_message))
+    return caf::make_error(pool_errc::invalid_option, std::string{"gatekeeper"},
+                           std::string{"is not a pool's gatekeeper: pass what "
+                                       "spawn_gatekeeper returned"});
+  if (!guard)
+    return failure;
+  return detail::publish_guarded(sys, gatekeeper, std::move(guard), opts.port(),
+                                 opts.bind_address(), opts.reuse_address(),
+                                 opts.log(), opts.name());
+}
+
+} // namespace pool

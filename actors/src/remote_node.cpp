@@ -21,11 +21,6 @@ namespace pool {
 
 namespace {
 
-caf::error invalid(const char* field, std::string reason) {
-  return caf::make_error(pool_errc::invalid_option, std::string{field},
-                         std::move(reason));
-}
-
 std::string exit_text(const caf::error& reason) {
   return reason ? describe_remote(reason) : std::string{"it stopped normally"};
 }
@@ -109,6 +104,22 @@ public:
         },
         [this](node_run_atom, std::string& secret, uint32_t slot,
                work_record& record) { run(secret, slot, record); },
+        [this](node_alive_atom) {
+          if (current_sender() == ctrl())
+            heartbeat();
+        },
+        [this](node_bye_atom, std::string& secret) {
+          if (!from_pool(secret))
+            return;
+          log(log_level::warning, "the pool at " + endpoint() +
+                                      " ended this node's session, rejoining");
+          demonitor(gatekeeper_);
+          gatekeeper_ = nullptr;
+          secret_.clear();
+          stop_workers();
+          lost_since_ = clock().now();
+          retry_later();
+        },
         [this](node_drop_atom, std::string& secret, uint32_t slot) {
           if (!from_pool(secret) || slot >= workers_.size())
             return;
@@ -207,6 +218,23 @@ private:
     }
     running_[slot] = record.id;
     send(workers_[slot], work_to_do_atom_v, std::move(record));
+    if (!beating_) {
+      beating_ = true;
+      delayed_send(this, cfg_.options.heartbeat(), node_alive_atom_v);
+    }
+  }
+
+  /// While a worker runs an attempt, the pool hears from the node every
+  /// `heartbeat` (a long job is not silence: docs/remote.md, "Node
+  /// health").
+  void heartbeat() {
+    auto busy = std::any_of(running_.begin(), running_.end(),
+                            [](auto& x) { return x.has_value(); });
+    beating_ = busy && gatekeeper_;
+    if (!beating_)
+      return;
+    send(gatekeeper_, node_alive_atom_v, secret_);
+    delayed_send(this, cfg_.options.heartbeat(), node_alive_atom_v);
   }
 
   /// An outcome from a local worker, to the gatekeeper.
@@ -413,6 +441,8 @@ private:
   caf::timespan delay_;
   std::optional<caf::actor_clock::time_point> lost_since_;
   bool trying_ = false;
+  /// The heartbeat timer is armed.
+  bool beating_ = false;
   std::optional<caf::response_promise> leaving_;
   bool pool_stopped_ = false;
   caf::error failed_;
@@ -423,72 +453,11 @@ private:
 
 namespace detail {
 
-caf::expected<caf::actor> start_node(caf::actor_system& sys, node_config cfg) {
-  if (auto err = cfg.options.validate())
-    return err;
-  if (cfg.host.empty())
-    return invalid("host", "must not be empty");
-  if (cfg.port == 0)
-    return invalid("port", "must not be 0");
-  if (cfg.token.empty())
-    return invalid("token", "must not be empty");
-  if (cfg.workers == 0)
-    return invalid("workers", "must be at least 1");
-  if (!sys.has_middleman())
-    return invalid("middleman", "the actor system has no network module: "
-                                "configure it with pool::configure_remote");
-  forget_named_actors(sys);
-  auto wait = 2 * cfg.options.join_timeout() + std::chrono::seconds(1);
-  caf::scoped_actor self{sys};
-  auto handle =
-      sys.spawn<node_actor>(std::move(cfg), caf::actor_cast<caf::actor>(self));
-  self->monitor(handle);
-  caf::error outcome = caf::make_error(caf::sec::request_timeout);
-  auto timed_out = false;
-  auto gone = false;
-  self->receive(
-      [&](node_join_atom, caf::error& err) { outcome = std::move(err); },
-      [&](caf::down_msg& msg) {
-        gone = true;
-        outcome = msg.reason ? msg.reason
-                             : caf::make_error(caf::sec::request_receiver_down);
-      },
-      caf::after(wait) >> [&] { timed_out = true; });
-  if (timed_out)
-    // Not answered in time: the node leaves, which stops its workers
-    // before it ends, so the caller may destroy the actor system right
-    // after; it is killed only if that stalls too.
-    self->send(handle, node_leave_atom_v);
-  if (outcome) {
-    // A failed node ends by itself, its workers first.
-    if (!gone)
-      self->receive(
-          [](caf::down_msg&) {},
-          caf::after(wait) >>
-              [&] { caf::anon_send_exit(handle, caf::exit_reason::kill); });
-    return outcome;
-  }
-  self->demonitor(handle);
-  return handle;
+caf::actor spawn_node_actor(caf::actor_system& sys, node_config cfg,
+                            caf::actor first_outcome_to) {
+  return sys.spawn<node_actor>(std::move(cfg), std::move(first_outcome_to));
 }
 
 } // namespace detail
-
-caf::error leave_remote_pool(caf::actor_system& sys, const caf::actor& node,
-                             caf::timespan timeout) {
-  if (!node)
-    return invalid("node", "must be a valid actor");
-  caf::scoped_actor self{sys};
-  self->monitor(node);
-  caf::error result = caf::make_error(caf::sec::request_timeout);
-  self->request(node, timeout, node_leave_atom_v)
-      .receive([&] { result = caf::none; },
-               [&](caf::error& err) { result = std::move(err); });
-  if (result)
-    return result;
-  // The node quits right after answering; wait for it (bounded).
-  self->receive([](caf::down_msg&) {}, caf::after(timeout) >> [] {});
-  return caf::none;
-}
 
 } // namespace pool

@@ -17,15 +17,16 @@ std::string to_string(const gatekeeper_stats& x) {
       "joins_accepted={} workers_joined={} joins_refused={} joins_limited={} "
       "workers_limited={} controls_accepted={} controls_refused={} "
       "sessions={} remote_workers={} forged={} stale_results={} "
-      "wrong_results={} timeouts={} quarantines={} dropped={} connections={} "
+      "wrong_results={} timeouts={} quarantines={} outliers={} given_back={} "
+      "avoided={} silent={} dropped={} connections={} "
       "connections_accepted={} connections_refused={} closed_no_handshake={} "
       "closed_no_token={} closed_protocol={}",
       x.joins_accepted, x.workers_joined, x.joins_refused, x.joins_limited,
       x.workers_limited, x.controls_accepted, x.controls_refused, x.sessions,
       x.remote_workers, x.forged, x.stale_results, x.wrong_results, x.timeouts,
-      x.quarantines, x.dropped, x.connections, x.connections_accepted,
-      x.connections_refused, x.closed_no_handshake, x.closed_no_token,
-      x.closed_protocol);
+      x.quarantines, x.outliers, x.given_back, x.avoided, x.silent, x.dropped,
+      x.connections, x.connections_accepted, x.connections_refused,
+      x.closed_no_handshake, x.closed_no_token, x.closed_protocol);
 }
 
 std::string to_string(remote_errc x) {
@@ -40,6 +41,8 @@ std::string to_string(remote_errc x) {
       return "bad_result";
     case remote_errc::quarantined:
       return "quarantined";
+    case remote_errc::silent:
+      return "silent";
   }
   return "remote_errc(" + std::to_string(static_cast<int>(x)) + ")";
 }
@@ -108,6 +111,13 @@ caf::error remote_options::validate() const {
   if (quarantine_after_ == 0 || !positive(quarantine_for_))
     return invalid("quarantine", "needs at least 1 fault and a positive "
                                  "duration");
+  if (auto field = health_.invalid_field()) {
+    if (std::string{field} == "silent_after")
+      return invalid("silent_after", "must not be negative (0: never)");
+    return invalid("health", std::string{field} +
+                                 ": needs window >= 1, 1 <= min_sample <= "
+                                 "window and 0 < margin <= 1");
+  }
   if (!positive(join_timeout_))
     return invalid("join_timeout", "must be positive");
   return caf::none;
@@ -126,6 +136,8 @@ caf::error node_options::validate() const {
     return invalid("join_timeout", "must be positive");
   if (give_up_after_ && !positive(*give_up_after_))
     return invalid("give_up_after", "must be positive");
+  if (!positive(heartbeat_))
+    return invalid("heartbeat", "must be positive");
   return caf::none;
 }
 

@@ -105,6 +105,15 @@ bool session_book::note(uint64_t id, attempt_note what,
   return true;
 }
 
+bool session_book::quarantine(uint64_t id, remote_clock::time_point now) {
+  auto i = sessions_.find(id);
+  if (i == sessions_.end() || i->second.quarantined_until)
+    return false;
+  i->second.faults = 0;
+  i->second.quarantined_until = now + limits_.quarantine_for;
+  return true;
+}
+
 bool session_book::quarantined(uint64_t id,
                                remote_clock::time_point now) const {
   auto i = sessions_.find(id);

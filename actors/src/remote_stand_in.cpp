@@ -10,6 +10,7 @@
 
 #include "pool/duration_text.hpp"
 #include "pool/errors.hpp"
+#include "pool/job_control.hpp"
 #include "pool/protocol.hpp"
 #include "pool/remote_types.hpp"
 
@@ -23,8 +24,13 @@ struct stand_in_state {
   worker_phase phase = worker_phase::sleeping;
   /// The attempt out on the node.
   std::optional<attempt_id> held;
-  /// Numbers the attempt timers: only the newest one counts.
+  /// Numbers the attempt timers: only the newest one counts (0: none).
   uint64_t timer = 0;
+  /// A `give_me_work` is unanswered: a `work_to_do` or `go_to_sleep` may
+  /// be on its way.
+  bool asked = false;
+  /// Retiring with this reason (its node is quarantined or silent).
+  caf::error retiring;
 };
 
 using stand_in_actor = caf::stateful_actor<stand_in_state>;
@@ -37,8 +43,16 @@ bool sent_by(stand_in_actor* self, const caf::actor& x) {
 /// Tells the gatekeeper how an attempt ended (for quarantine and stats).
 void note(stand_in_actor* self, attempt_note what) {
   auto& cfg = self->state.cfg;
-  self->send(cfg.gatekeeper, remote_note_atom_v, cfg.session,
+  self->send(cfg.gatekeeper, remote_note_atom_v, cfg.session, cfg.slot,
              static_cast<uint8_t>(what));
+}
+
+/// Gives the attempt held back to the queue, due after `delay`, without
+/// using it up (a snooze: the next attempt number, not counted).
+void give_back(stand_in_actor* self, caf::timespan delay) {
+  auto& st = self->state;
+  if (st.held)
+    self->send(st.cfg.pool, status_reply_atom_v, *st.held, snooze(delay));
 }
 
 /// Sends toward the node with the gatekeeper as sender: the stand-in's own
@@ -58,7 +72,10 @@ void start(stand_in_actor* self, work_record& record) {
   st.phase = worker_phase::working;
   self->delayed_send(self, st.cfg.attempt_timeout, remote_timeout_atom_v,
                      record.id, ++st.timer);
-  to_node(self, node_run_atom_v, st.cfg.secret, st.cfg.slot, std::move(record));
+  // Through the gatekeeper, which knows the node's health: it sends the
+  // attempt on as `node_run`, or hands it back (`rmt_back`).
+  self->send(st.cfg.gatekeeper, remote_run_atom_v, st.cfg.session, st.cfg.slot,
+             std::move(record));
 }
 
 /// After a report: free for the next attempt. The shepherd drops a joined
@@ -72,7 +89,29 @@ void finish(stand_in_actor* self) {
   self->request(st.cfg.pool, st.cfg.join_timeout, join_pool_atom_v,
                 caf::actor_cast<caf::actor>(self))
       .then([] {}, [](caf::error&) {});
+  st.asked = true;
   self->send(st.cfg.pool, give_me_work_atom_v);
+}
+
+/// Its node is quarantined or silent: the attempt it holds goes back
+/// without using up an attempt, and so does any the shepherd sends it
+/// before it ends. It ends once no answer of the shepherd can be on its
+/// way, so that the shepherd never loses an attempt to its end.
+void retire(stand_in_actor* self, caf::error reason) {
+  auto& st = self->state;
+  st.retiring = std::move(reason);
+  if (st.held) {
+    give_back(self, caf::timespan::zero());
+    st.held.reset();
+    ++st.timer;
+  }
+  if (!st.asked) {
+    self->quit(st.retiring);
+    return;
+  }
+  // (Bounded: the shepherd answers every give_me_work.)
+  self->delayed_send(self, st.cfg.join_timeout, remote_timeout_atom_v,
+                     attempt_id{}, uint64_t{0});
 }
 
 /// Whether `id` is the attempt out on the node; counts a stale one.
@@ -91,24 +130,49 @@ caf::behavior stand_in(stand_in_actor* self, stand_in_config cfg) {
     if (msg.source == self->state.cfg.gatekeeper.address())
       self->quit(msg.reason);
   });
+  // Stopped for its node's quarantine or silence: what it holds is not
+  // the operation's fault and goes back without using up an attempt.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (msg.reason == remote_errc::quarantined ||
+        msg.reason == remote_errc::silent)
+      retire(self, std::move(msg.reason));
+    else if (msg.reason)
+      self->quit(msg.reason);
+  });
   self->set_default_handler(caf::drop);
   return {
       [self](wake_up_atom) {
         auto& st = self->state;
-        if (!sent_by(self, st.cfg.pool) || st.phase != worker_phase::sleeping)
+        // (The gatekeeper nudges it to take an operation another node
+        // handed back.)
+        if (!(sent_by(self, st.cfg.pool) || sent_by(self, st.cfg.gatekeeper)) ||
+            st.phase != worker_phase::sleeping || st.retiring)
           return;
         st.phase = worker_phase::waiting;
+        st.asked = true;
         self->send(st.cfg.pool, give_me_work_atom_v);
       },
       [self](go_to_sleep_atom) {
         auto& st = self->state;
-        if (sent_by(self, st.cfg.pool) && !st.held)
+        if (!sent_by(self, st.cfg.pool))
+          return;
+        st.asked = false;
+        if (st.retiring)
+          self->quit(st.retiring);
+        else if (!st.held)
           st.phase = worker_phase::sleeping;
       },
       [self](work_to_do_atom, work_record& record) {
         auto& st = self->state;
         if (!sent_by(self, st.cfg.pool))
           return;
+        st.asked = false;
+        if (st.retiring) {
+          self->send(st.cfg.pool, status_reply_atom_v, record.id,
+                     snooze(caf::timespan::zero()));
+          self->quit(st.retiring);
+          return;
+        }
         if (st.held) {
           self->send(st.cfg.pool, status_reply_atom_v, record.id,
                      caf::make_error(pool_errc::job_failed,
@@ -156,10 +220,32 @@ caf::behavior stand_in(stand_in_actor* self, stand_in_config cfg) {
         note(self, attempt_note::answered);
         finish(self);
       },
+      [self](remote_back_atom, attempt_id& id, caf::timespan delay) {
+        auto& st = self->state;
+        if (!sent_by(self, st.cfg.gatekeeper) || !st.held || *st.held != id)
+          return;
+        give_back(self, caf::timespan::zero());
+        if (delay == caf::timespan::zero()) {
+          finish(self);
+          return;
+        }
+        // Its node must not run that operation: it asks again only after
+        // `delay`, so that another worker takes it meanwhile.
+        st.held.reset();
+        ++st.timer;
+        st.phase = worker_phase::waiting;
+        st.asked = true;
+        self->delayed_send(st.cfg.pool, delay, give_me_work_atom_v);
+      },
       [self](remote_timeout_atom, attempt_id& id, uint64_t timer) {
         auto& st = self->state;
-        if (self->current_sender() != self->ctrl() || timer != st.timer ||
-            !st.held || *st.held != id)
+        if (self->current_sender() != self->ctrl())
+          return;
+        if (timer == 0 && st.retiring) {
+          self->quit(st.retiring);
+          return;
+        }
+        if (timer != st.timer || !st.held || *st.held != id)
           return;
         self->send(st.cfg.pool, status_reply_atom_v, id,
                    caf::make_error(pool_errc::timed_out,
@@ -199,6 +285,7 @@ node_sessions::open(caf::event_based_actor* self, const caf::actor& node,
                            std::string{"no session secret: "} + ex.what());
   }
   self->monitor(node);
+  health_.add(s.id, remote_clock::now());
   by_id_[s.id] = node.address();
   return &sessions_.emplace(node.address(), std::move(s)).first->second;
 }
@@ -234,9 +321,14 @@ node_sessions::session* node_sessions::find(const caf::strong_actor_ptr& sender,
 }
 
 void node_sessions::stop(session& s, const caf::error& reason) {
+  // A quarantined or silent node's stand-ins retire in order with what the
+  // shepherd sent them (see `retire`); others stop at once.
+  auto in_order =
+      reason == remote_errc::quarantined || reason == remote_errc::silent;
+  auto priority =
+      in_order ? caf::message_priority::normal : caf::message_priority::high;
   for (auto& stand_in : s.stand_ins)
-    stand_in->eq_impl(caf::make_message_id(caf::message_priority::high),
-                      nullptr, nullptr,
+    stand_in->eq_impl(caf::make_message_id(priority), nullptr, nullptr,
                       caf::exit_msg{stand_in.address(), reason});
   running_ -= s.stand_ins.size();
   s.stand_ins.clear();
@@ -250,6 +342,7 @@ bool node_sessions::end(caf::event_based_actor* self,
   stop(i->second, reason);
   self->demonitor(i->second.node);
   book_.close(i->second.id);
+  health_.remove(i->second.id);
   by_id_.erase(i->second.id);
   sessions_.erase(i);
   return true;
@@ -262,16 +355,24 @@ void node_sessions::end_all(caf::event_based_actor* self,
 }
 
 node_sessions::session* node_sessions::note(caf::event_based_actor* self,
-                                            uint64_t id, attempt_note what) {
+                                            uint64_t id, uint32_t slot,
+                                            attempt_note what) {
+  if (what == attempt_note::timed_out)
+    health_.abandoned(id, slot);
   if (!book_.note(id, what, remote_clock::now()))
     return nullptr;
   auto& s = sessions_.at(by_id_.at(id));
+  quarantined(self, s);
+  return &s;
+}
+
+void node_sessions::quarantined(caf::event_based_actor* self, session& s) {
+  health_.quarantine(s.id);
   stop(s,
        caf::make_error(remote_errc::quarantined, caf::to_string(s.node.node()),
                        duration_text(book_.limits().quarantine_for)));
   self->delayed_send(self, book_.limits().quarantine_for, remote_free_atom_v,
-                     id);
-  return &s;
+                     s.id);
 }
 
 node_sessions::session* node_sessions::release(caf::event_based_actor* self,
@@ -287,6 +388,7 @@ node_sessions::session* node_sessions::release(caf::event_based_actor* self,
     return nullptr;
   }
   auto& s = sessions_.at(key->second);
+  health_.release(id, now);
   start(self, s);
   return &s;
 }

@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   }
   caf::scoped_actor self{sys};
   auto wrong = std::string{"not-the-token"};
-  // Messages the gatekeeper has no business with (dropped): 11 async.
+  // Messages the gatekeeper has no business with (dropped): 13 async,
+  // the stand-ins' and timers' own messages among them.
   caf::anon_send(*gk, std::string{"hello"});
   caf::anon_send(*gk, pool::node_join_atom_v, 42);
   caf::anon_send(*gk, pool::control_atom_v);
@@ -49,9 +50,13 @@ int main(int argc, char** argv) {
   caf::anon_send(*gk, caf::down_msg{gk->address(), caf::exit_reason::kill});
   caf::anon_send(*gk, pool::work_to_do_atom_v, pool::work_record{});
   self->send(*gk, pool::give_me_work_atom_v);
-  self->send(*gk, pool::remote_note_atom_v, uint64_t{1}, uint8_t{1});
+  self->send(*gk, pool::remote_note_atom_v, uint64_t{1}, uint32_t{0},
+             uint8_t{1});
   self->send(*gk, pool::remote_free_atom_v, uint64_t{1});
-  // ... and two requests, which get an error back (13 dropped in all).
+  self->send(*gk, pool::remote_run_atom_v, uint64_t{1}, uint32_t{0},
+             pool::work_record{});
+  self->send(*gk, pool::remote_tick_atom_v);
+  // ... and two requests, which get an error back (15 dropped in all).
   auto answered = 0;
   auto expect_error = [&](const char* what) {
     return [&, what](caf::error& err) {
@@ -71,16 +76,17 @@ int main(int argc, char** argv) {
   self->request(*gk, std::chrono::seconds(10), pool::node_join_atom_v,
                 std::string{}, uint32_t{4})
       .receive([](caf::message&) {}, expect_error("join"));
-  // A session nobody opened (forged): a result and a goodbye.
+  // A session nobody opened (forged): a result, a heartbeat, a goodbye.
   auto made_up = pool::detail::make_session_secret();
   self->send(*gk, pool::node_done_atom_v, made_up, uint32_t{0},
              pool::attempt_id{1, 1}, caf::make_message(int64_t{666}));
+  self->send(*gk, pool::node_alive_atom_v, made_up);
   self->send(*gk, pool::node_bye_atom_v, made_up);
   // A round trip, so that everything above has arrived.
   self->request(*gk, std::chrono::seconds(10), std::string{"done?"})
       .receive([] {}, expect_error("last"));
-  std::cout << "dropped-sent 14 refused-joins 2 refused-controls 1 "
-               "forged-sent 2"
+  std::cout << "dropped-sent 16 refused-joins 2 refused-controls 1 "
+               "forged-sent 3"
             << std::endl;
   return answered == 5 ? 0 : 1;
 }

@@ -85,6 +85,23 @@ TEST_CASE("sessions: faults in a row quarantine a node until its time is "
   CHECK(!book.quarantined(id + 100, t0));
 }
 
+TEST_CASE("sessions: node health quarantines a session for quarantine_for, "
+          "once, and its faults start afresh" *
+          doctest::timeout(5)) {
+  session_book book{limits(4, 8, 3, 30s)};
+  auto id = book.open(2)->first;
+  auto t0 = clock_type::time_point{} + 1000s;
+  CHECK(!book.note(id, attempt_note::timed_out, t0));
+  CHECK(book.quarantine(id, t0));
+  CHECK(!book.quarantine(id, t0 + 1s)); // already
+  CHECK(book.quarantined(id, t0 + 29s));
+  CHECK(book.release(id, t0 + 30s));
+  CHECK(!book.note(id, attempt_note::timed_out, t0 + 31s));
+  CHECK(!book.note(id, attempt_note::timed_out, t0 + 31s));
+  CHECK(book.note(id, attempt_note::timed_out, t0 + 31s));
+  CHECK(!book.quarantine(id + 100, t0));
+}
+
 TEST_CASE("sessions: secrets are 32 hex digits from the kernel, all "
           "different, and compare by content only" *
           doctest::timeout(5)) {

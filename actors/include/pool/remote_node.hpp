@@ -37,6 +37,11 @@ struct node_config {
 /// Validates `cfg`, spawns the node actor and waits for its first join.
 caf::expected<caf::actor> start_node(caf::actor_system& sys, node_config cfg);
 
+/// Spawns the node actor (it starts joining at once); `first_outcome_to`
+/// hears `(node_join, caf::error)` once the first join ended.
+caf::actor spawn_node_actor(caf::actor_system& sys, node_config cfg,
+                            caf::actor first_outcome_to);
+
 } // namespace detail
 
 /// Joins the pool published at `host`:`port` with `n` local workers running

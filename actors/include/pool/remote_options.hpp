@@ -16,6 +16,7 @@
 #include <caf/timespan.hpp>
 
 #include "pool/log.hpp"
+#include "pool/node_health.hpp"
 #include "pool/options.hpp"
 
 namespace pool {
@@ -154,6 +155,36 @@ public:
     return quarantine_for_;
   }
 
+  /// Node health (docs/remote.md, "Node health"): a node whose failure
+  /// share over its last `window` attempts is at least `margin` above the
+  /// other nodes' pooled share, both with at least `min_sample` outcomes,
+  /// is quarantined (for `quarantine`'s duration); its failures while it
+  /// looks so are given back. Default 64, 16, 0.5.
+  remote_options& health(uint32_t window, uint32_t min_sample, double margin) {
+    health_.window = window;
+    health_.min_sample = min_sample;
+    health_.margin = margin;
+    return *this;
+  }
+
+  /// A node with an attempt out that sends nothing (no result, no
+  /// heartbeat; nodes send one every `node_options::heartbeat`, 1 s by
+  /// default, while they work) for this long is dropped, and its attempts
+  /// go back unstarted. 0: never. Default 10 s.
+  remote_options& silent_after(caf::timespan x) {
+    health_.silent_after = x;
+    return *this;
+  }
+
+  caf::timespan silent_after() const noexcept {
+    return health_.silent_after;
+  }
+
+  /// The health bounds, as set by `health` and `silent_after`.
+  const node_health_limits& health() const noexcept {
+    return health_;
+  }
+
   /// The largest size an operator's `resize` may ask for. Default 1024.
   remote_options& max_resize(uint64_t x) {
     max_resize_ = x;
@@ -212,6 +243,7 @@ private:
   caf::timespan attempt_timeout_ = std::chrono::minutes(5);
   uint32_t quarantine_after_ = 3;
   caf::timespan quarantine_for_ = std::chrono::seconds(30);
+  node_health_limits health_;
   uint64_t max_resize_ = 1024;
   caf::timespan join_timeout_ = std::chrono::seconds(10);
   std::string name_ = "remote";
@@ -271,6 +303,18 @@ public:
     return give_up_after_;
   }
 
+  /// While one of its workers runs an attempt, the node tells the pool it
+  /// is alive this often (`node_alive`): keep it well below the pool's
+  /// `silent_after` (a third at most). Default 1 s.
+  node_options& heartbeat(caf::timespan x) {
+    heartbeat_ = x;
+    return *this;
+  }
+
+  caf::timespan heartbeat() const noexcept {
+    return heartbeat_;
+  }
+
   /// When the pool stops on purpose (its gatekeeper ends with
   /// `exit_reason::normal` or `user_shutdown`, e.g. after a drain), stop the
   /// workers and end the node normally instead of rejoining. A lost
@@ -311,6 +355,7 @@ private:
   caf::timespan reconnect_max_ = std::chrono::seconds(5);
   caf::timespan join_timeout_ = std::chrono::seconds(10);
   std::optional<caf::timespan> give_up_after_;
+  caf::timespan heartbeat_ = std::chrono::seconds(1);
   bool leave_when_pool_stops_ = false;
   std::string name_ = "node";
   log_hook log_;

@@ -105,6 +105,10 @@ public:
   /// `stale` changes nothing.
   bool note(uint64_t id, attempt_note what, remote_clock::time_point now);
 
+  /// Quarantines session `id` until `now + quarantine_for` for another
+  /// reason (node health); false if unknown or quarantined already.
+  bool quarantine(uint64_t id, remote_clock::time_point now);
+
   /// Whether session `id` is quarantined at `now`.
   bool quarantined(uint64_t id, remote_clock::time_point now) const;
 

@@ -21,7 +21,9 @@
 #include <caf/message.hpp>
 #include <caf/timespan.hpp>
 
+#include "pool/node_health.hpp"
 #include "pool/remote_session.hpp"
+#include "pool/work_record.hpp"
 
 namespace pool::detail {
 
@@ -74,8 +76,9 @@ public:
   };
 
   /// `proto` holds what every stand-in shares (pool, timeouts, check).
-  node_sessions(session_limits limits, stand_in_config proto)
-      : book_(limits), proto_(std::move(proto)) {
+  node_sessions(session_limits limits, node_health_limits health,
+                stand_in_config proto)
+      : book_(limits), health_(health), proto_(std::move(proto)) {
     // nop
   }
 
@@ -99,14 +102,43 @@ public:
   /// Ends every session.
   void end_all(caf::event_based_actor* self, const caf::error& reason);
 
-  /// Records how an attempt of session `id` ended. When that starts a
-  /// quarantine, stops the session's stand-ins, arms the timer
+  /// Records how an attempt of session `id`'s worker `slot` ended. When that
+  /// starts a quarantine, stops the session's stand-ins, arms the timer
   /// `(rmt_free, id)` and returns the session.
-  session* note(caf::event_based_actor* self, uint64_t id, attempt_note what);
+  session* note(caf::event_based_actor* self, uint64_t id, uint32_t slot,
+                attempt_note what);
 
   /// The quarantine timer of `id` fired: fresh stand-ins if it is over.
   /// Returns the session when it gets work again.
   session* release(caf::event_based_actor* self, uint64_t id);
+
+  // -- node health (remote_health.cpp) ----------------------------------------
+
+  /// A stand-in's `(rmt_run, session, slot, record)`: sends the attempt to
+  /// the node, or hands it back to `stand_in` (`rmt_back`) when the node
+  /// must not run it (node health) or the session is gone. Returns
+  /// whether it was handed back for node health.
+  bool run(caf::event_based_actor* self, const caf::actor& stand_in,
+           uint64_t id, uint32_t slot, work_record& record);
+
+  /// What to do with an outcome of session `s`'s worker `slot`, and the
+  /// quarantine of an outlier node (its stand-ins stop: give back what
+  /// they hold).
+  node_health::verdict outcome(caf::event_based_actor* self, session& s,
+                               uint32_t slot, const attempt_id& attempt,
+                               bool failed);
+
+  /// A heartbeat of session `s`.
+  void heard(const session& s);
+
+  /// Ends the sessions of silent nodes (their stand-ins give back what
+  /// they hold; each node is told `node_bye` and joins again); returns
+  /// their nodes.
+  std::vector<caf::actor_addr> drop_silent(caf::event_based_actor* self);
+
+  const node_health& health() const noexcept {
+    return health_;
+  }
 
   size_t size() const noexcept {
     return sessions_.size();
@@ -124,7 +156,14 @@ public:
 private:
   void stop(session& s, const caf::error& reason);
 
+  /// Asks stand-ins of `nodes` to ask the shepherd for work.
+  void nudge(caf::event_based_actor* self, const std::vector<uint64_t>& nodes);
+
+  /// Stops the stand-ins of quarantined session `s` and arms its timer.
+  void quarantined(caf::event_based_actor* self, session& s);
+
   session_book book_;
+  node_health health_;
   stand_in_config proto_;
   std::map<caf::actor_addr, session> sessions_;
   std::map<uint64_t, caf::actor_addr> by_id_;

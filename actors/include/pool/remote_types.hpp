@@ -45,8 +45,21 @@ struct gatekeeper_stats {
   uint64_t wrong_results = 0;
   /// Remote attempts that ran longer than `attempt_timeout`.
   uint64_t timeouts = 0;
-  /// Times a node was quarantined for repeated faults.
+  /// Times a node was quarantined (repeated faults, or an outlier).
   uint64_t quarantines = 0;
+  /// Of those, times for failing far more often than the other nodes
+  /// (docs/remote.md, "Node health").
+  uint64_t outliers = 0;
+  /// Failed attempts given back to the queue without using up an attempt:
+  /// the node failed far more often than the others. (Attempts held by a
+  /// node that is quarantined or dropped silent go back too; the pool
+  /// counts all of them as `snoozed`.)
+  uint64_t given_back = 0;
+  /// Attempts a node did not get because it had failed their operation
+  /// before and another node could take it.
+  uint64_t avoided = 0;
+  /// Nodes dropped for silence (an attempt out, no sign of life).
+  uint64_t silent = 0;
   /// Messages of any other shape, exit messages, forged down messages and
   /// messages with a forwarding stack: dropped.
   uint64_t dropped = 0;
@@ -68,7 +81,8 @@ typename Inspector::result_type inspect(Inspector& f, gatekeeper_stats& x) {
            x.workers_joined, x.joins_refused, x.joins_limited,
            x.workers_limited, x.controls_accepted, x.controls_refused,
            x.sessions, x.remote_workers, x.forged, x.stale_results,
-           x.wrong_results, x.timeouts, x.quarantines, x.dropped, x.connections,
+           x.wrong_results, x.timeouts, x.quarantines, x.outliers, x.given_back,
+           x.avoided, x.silent, x.dropped, x.connections,
            x.connections_accepted, x.connections_refused, x.closed_no_handshake,
            x.closed_no_token, x.closed_protocol);
 }
@@ -93,10 +107,14 @@ enum class remote_errc : uint8_t {
   /// type): it gets no work for a while. The exit reason of its stand-ins,
   /// so it appears in the attempt history. Context: (node, how long).
   quarantined = 4,
+  /// The node had an attempt out and sent nothing (no result, no
+  /// heartbeat) for `silent_after`: its session was dropped, its attempts
+  /// went back unstarted. Context: (node, the bound).
+  silent = 5,
 };
 
-/// Returns `"refused"`, `"limit"`, `"bad_result"`, `"quarantined"` (or
-/// `"none"`).
+/// Returns `"refused"`, `"limit"`, `"bad_result"`, `"quarantined"`,
+/// `"silent"` (or `"none"`).
 std::string to_string(remote_errc x);
 
 /// The category atom under which `remote_errc` values travel.
@@ -156,13 +174,29 @@ CAF_ADD_ATOM(pool_remote, pool, node_leave_atom, "node_leave")
 /// attempt's time is up.
 CAF_ADD_ATOM(pool_remote, pool, remote_timeout_atom, "rmt_tmo")
 /// Stand-in -> gatekeeper (local): `(rmt_note, uint64_t session,
-/// uint8_t what)`, how an attempt ended (see `detail::attempt_note`).
+/// uint32_t slot, uint8_t what)`, how an attempt ended (see
+/// `detail::attempt_note`).
 CAF_ADD_ATOM(pool_remote, pool, remote_note_atom, "rmt_note")
 /// Gatekeeper internal: `(rmt_free, uint64_t session)`, a quarantine ends.
 CAF_ADD_ATOM(pool_remote, pool, remote_free_atom, "rmt_free")
 /// Local only: `(rmt_guard)` to a gatekeeper replies its port guard.
 CAF_ADD_ATOM(pool_remote, pool, remote_guard_atom, "rmt_guard")
-/// Port guard internal: the warden's tick.
+/// Port guard internal: the warden's tick. Gatekeeper internal: time to
+/// look for silent nodes.
 CAF_ADD_ATOM(pool_remote, pool, remote_tick_atom, "rmt_tick")
+/// node -> gatekeeper: `(node_alive, secret)`, a heartbeat, every
+/// `node_options::heartbeat` while one of the node's workers runs an
+/// attempt. gatekeeper -> node:
+/// `(node_bye, secret)` ends the session from the pool's side (the node
+/// joins again).
+CAF_ADD_ATOM(pool_remote, pool, node_alive_atom, "node_alive")
+/// Stand-in -> gatekeeper (local): `(rmt_run, uint64_t session, uint32_t
+/// slot, work_record)`, an attempt for the node, which the gatekeeper
+/// sends on or hands back.
+CAF_ADD_ATOM(pool_remote, pool, remote_run_atom, "rmt_run")
+/// Gatekeeper -> stand-in (local): `(rmt_back, attempt_id, timespan)`,
+/// give that attempt back to the queue without using it up, and ask for
+/// work again only after the delay (0: at once).
+CAF_ADD_ATOM(pool_remote, pool, remote_back_atom, "rmt_back")
 
 CAF_END_TYPE_ID_BLOCK(pool_remote)
