@@ -123,3 +123,26 @@ TEST_CASE("q quits: the key reader finds it among other keys, and waits "
   // A descriptor that is no terminal is left alone.
   pooltop::raw_keys none{fds[0]};
 }
+
+TEST_CASE("the screen lists each pool's running jobs, with inputs when the "
+          "endpoint gave them" *
+          doctest::timeout(10)) {
+  pooltop::render_options opts;
+  opts.width = 120;
+  auto stats = stats_json();
+  CHECK_EQ(pooltop::pool_names(stats), std::vector<std::string>{"images"});
+  CHECK(pooltop::pool_names("not json").empty());
+  pooltop::running_jobs running{
+      {"images",
+       R"j({"jobs":[{"id":7,"state":"running","attempt":2,"since":1.5,)j"
+       R"j("holder":"worker 1","payload":"(\"a.png\")"},)j"
+       R"j({"id":9,"state":"running","attempt":1,"since":0.002,)j"
+       R"j("holder":"worker 0"}],"next_after":0,"scanned":2,"total":4})j"},
+      {"other", "{}"}};
+  auto screen = pooltop::render(stats, opts, running);
+  INFO(screen);
+  CHECK_NE(screen.find("running op#7 on worker 1 for 1.5s (attempt 2): "
+                       "(\"a.png\")"),
+           std::string::npos);
+  CHECK_NE(screen.find("running op#9 on worker 0 for 2ms"), std::string::npos);
+}

@@ -9,6 +9,7 @@
 // cannot be read.
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -78,7 +79,20 @@ int main(int argc, char** argv) {
       pooltop::render_options opts;
       opts.color = tty;
       opts.width = tty ? terminal_width() : 100;
-      auto screen = pooltop::render(res->body, opts);
+      // The running jobs of each pool (with the operator token from
+      // POOL_HTTP_TOKEN, their inputs too).
+      pooltop::running_jobs running;
+      httplib::Headers auth;
+      if (auto tok = std::getenv("POOL_HTTP_TOKEN"); tok && *tok)
+        auth.emplace("Authorization", std::string{"Bearer "} + tok);
+      for (auto& name : pooltop::pool_names(res->body))
+        if (auto jobs = cli.Get("/api/pools/" + name
+                                    + "/jobs?state=running&limit="
+                                    + std::to_string(opts.running),
+                                auth);
+            jobs && jobs->status == 200)
+          running.emplace_back(name, jobs->body);
+      auto screen = pooltop::render(res->body, opts, running);
       if (tty)
         std::cout << "\x1b[H\x1b[2J" << url << "   (q quits)\n\n";
       std::cout << screen << std::flush;

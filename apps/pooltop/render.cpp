@@ -83,7 +83,20 @@ std::string sparkline(const std::vector<double>& values, size_t width) {
   return out;
 }
 
-std::string render(const std::string& stats_json, const render_options& opts) {
+std::vector<std::string> pool_names(const std::string& stats_json) {
+  std::vector<std::string> result;
+  auto doc = json::parse(stats_json, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("pools")
+      || !doc["pools"].is_array())
+    return result;
+  for (auto& p : doc["pools"])
+    if (p.contains("name") && p["name"].is_string())
+      result.push_back(p["name"].get<std::string>());
+  return result;
+}
+
+std::string render(const std::string& stats_json, const render_options& opts,
+                   const running_jobs& running) {
   auto doc = json::parse(stats_json, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("pools") ||
       !doc["pools"].is_array())
@@ -150,6 +163,27 @@ std::string render(const std::string& stats_json, const render_options& opts) {
     line("  ops/s    " + sparkline(tp, spark_width));
     line("  wait p99 " + sparkline(wait99, spark_width));
     line("  run p99  " + sparkline(run99, spark_width));
+    for (auto& [pool, body] : running) {
+      if (pool != name)
+        continue;
+      auto jobs = json::parse(body, nullptr, false);
+      if (jobs.is_discarded() || !jobs.contains("jobs"))
+        continue;
+      size_t n = 0;
+      for (auto& j : jobs["jobs"]) {
+        if (n++ == opts.running)
+          break;
+        auto attempt = j.value("attempt", 1);
+        line(fmt::format("  running op#{} on {} for {}{}{}", j.value("id", 0),
+                         j.value("holder", std::string{"?"}),
+                         duration(j.value("since", 0.0)),
+                         attempt > 1 ? " (attempt " + std::to_string(attempt) + ")"
+                                     : std::string{},
+                         j.contains("payload")
+                           ? ": " + j["payload"].get<std::string>()
+                           : std::string{}));
+      }
+    }
     size_t shown = 0;
     for (auto& f : p["failures"]) {
       if (shown++ == opts.failures)
