@@ -62,6 +62,10 @@ TEST_CASE_FIXTURE(deterministic,
   CHECK(results(*this) == 5);
   CHECK(stats_of(pool).completed == 5);
   CHECK_FALSE(stats_of(pool).paused);
+  // The caller's expected total travels with the stats (page, pooltop).
+  CHECK(!ask(pool, caf::make_message(pool::expect_total_atom_v, uint64_t{9})));
+  CHECK(stats_of(pool).expected_total == 9);
+  CHECK(pool::summary(stats_of(pool)).find("of 9 expected") != std::string::npos);
 }
 
 TEST_CASE_FIXTURE(deterministic,

@@ -26,6 +26,7 @@ std::string stats_json() {
     m.stats.completed = static_cast<uint64_t>(100 * i);
     m.stats.backlog_alarm = i == 2;
     m.stats.paused = i == 2;
+    m.stats.expected_total = 800;
     run.record(std::chrono::milliseconds(5 * (i + 1)));
     m.processing = pool::export_histogram(run);
     m.max_restarts = 10;
@@ -56,6 +57,9 @@ TEST_CASE("the screen shows workers, queue, rates, sparklines and failures" *
   CHECK_NE(screen.find("utilization 75%"), std::string::npos);
   CHECK_NE(screen.find("BACKLOG ALARM"), std::string::npos);
   CHECK_NE(screen.find("PAUSED"), std::string::npos);
+  // Done of a known total, and when the rest should be done (600 left at
+  // the window's rate).
+  CHECK_NE(screen.find("progress 200 of 800 (25%), ETA "), std::string::npos);
   CHECK_NE(screen.find("[#############################################+++++"
                        "++++++++++]"),
            std::string::npos);

@@ -195,6 +195,12 @@ function render(data) {
     f.oldest.textContent = fmtDur(p.oldest_due_age);
     f.throughput.textContent = fmtNum(w.throughput);
     f.completed.textContent = fmtNum(s.completed);
+    if (s.expected_total) {
+      const ended = s.completed + s.failed + s.cancelled;
+      const left = Math.max(0, s.expected_total - ended);
+      const eta = left === 0 ? 'done' : w.throughput > 0 ? 'ETA ' + fmtDur(left / w.throughput) : 'ETA ?';
+      f.completed.textContent += ` of ${fmtNum(s.expected_total)} · ${eta}`;
+    }
     f.failed.textContent = fmtNum(s.failed);
     f.retried.textContent = fmtNum(s.retried);
     f.wait.textContent = [w.wait.p50, w.wait.p95, w.wait.p99].map(fmtDur).join(' · ');

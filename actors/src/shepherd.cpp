@@ -416,6 +416,7 @@ caf::behavior shepherd_actor::make_behavior() {
         return caf::unit;
       },
       [this](pause_atom) { core_.pause(); },
+      [this](expect_total_atom, uint64_t n) { core_.expect_total(n); },
       [this](resume_atom) { core_.resume(); },
       [this](wait_idle_atom) -> caf::result<void> {
         core_.wait_idle(make_response_promise());

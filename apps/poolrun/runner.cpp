@@ -138,6 +138,8 @@ void runner_state::on_feed(std::vector<pending_job>& jobs) {
 void runner_state::on_feed_end(uint64_t total, std::string& error) {
   feed_done_ = true;
   total_ = total;
+  if (cfg_.pool) // the page and pooltop show done of total, and an ETA
+    self_->send(cfg_.pool, pool::expect_total_atom_v, total);
   if (!error.empty()) {
     ++own_errors_;
     console::message(error);

@@ -138,6 +138,20 @@ std::string render(const std::string& stats_json, const render_options& opts,
                      s.value("completed", 0), s.value("failed", 0),
                      s.value("retried", 0), s.value("timed_out", 0),
                      s.value("cancelled", 0), s.value("rejected", 0)));
+    if (auto total = s.value("expected_total", uint64_t{0}); total > 0) {
+      auto ended = s.value("completed", uint64_t{0})
+                   + s.value("failed", uint64_t{0})
+                   + s.value("cancelled", uint64_t{0});
+      auto left = ended < total ? total - ended : 0;
+      auto rate = w.value("throughput", 0.0);
+      auto eta = left == 0  ? std::string{"all ended"}
+                 : rate > 0 ? "ETA " + duration(static_cast<double>(left) / rate)
+                            : std::string{"ETA ?"};
+      line(fmt::format("  progress {} of {} ({:.0f}%), {}", ended, total,
+                       100.0 * static_cast<double>(ended)
+                           / static_cast<double>(total),
+                       eta));
+    }
     auto q = [&](const json& x) {
       return fmt::format("p50 {} p95 {} p99 {}", duration(x.value("p50", 0.0)),
                          duration(x.value("p95", 0.0)),

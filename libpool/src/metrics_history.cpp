@@ -78,6 +78,7 @@ json stats_json(const pool_stats& x) {
               {"abandoned", x.abandoned},
               {"backlog_alarm", x.backlog_alarm},
               {"paused", x.paused},
+              {"expected_total", x.expected_total},
               {"alarms_raised", x.alarms_raised},
               {"overload_warnings", x.overload_warnings},
               {"waiting_high", x.waiting_high},

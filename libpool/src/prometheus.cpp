@@ -158,6 +158,9 @@ std::string prometheus_text(const std::vector<named_metrics>& pools) {
      [](auto& m) { return m.stats.backlog_alarm ? 1.0 : 0.0; }},
     {"pool_paused", "gauge", "1 while the pool is paused (no attempt starts).",
      [](auto& m) { return m.stats.paused ? 1.0 : 0.0; }},
+    {"pool_expected_operations", "gauge",
+     "Operations the caller expects in all (0: not said).",
+     [](auto& m) { return num(m.stats.expected_total); }},
   };
   std::string out;
   for (auto& f : families) {

@@ -73,6 +73,7 @@ void shepherd_core::start() {
 pool_stats shepherd_core::stats() {
   auto result = mon_.snapshot(roster_, table_, adm_, abandoned_.size());
   result.paused = gate_.paused();
+  result.expected_total = expected_total_;
   return result;
 }
 
@@ -82,6 +83,7 @@ pool_metrics shepherd_core::metrics() {
   result.max_restarts = sup_.max_restarts();
   result.restart_window = sup_.restart_window();
   result.stats.paused = gate_.paused();
+  result.stats.expected_total = expected_total_;
   return result;
 }
 

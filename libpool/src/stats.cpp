@@ -14,7 +14,8 @@ std::string to_string(const pool_stats& x) {
       "completed={} failed={} rejected={} parked={} cancelled={} retried={} "
       "snoozed={} timed_out={} "
       "stale_replies={} worker_restarts={} queue_restarts={} "
-      "abandoned={} backlog_alarm={} paused={} alarms_raised={} "
+      "abandoned={} backlog_alarm={} paused={} expected_total={} "
+      "alarms_raised={} "
       "overload_warnings={} "
       "waiting_high={} batches={} batched={} sent_ahead={} taken_back={} adopted={} leases_lost={} released={} "
       "queue_wait=[{}] processing=[{}]",
@@ -22,7 +23,7 @@ std::string to_string(const pool_stats& x) {
       x.joined, x.available, x.available_high, x.delayed, x.submitted,
       x.completed, x.failed, x.rejected, x.parked, x.cancelled, x.retried,
       x.snoozed, x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
-      x.abandoned, x.backlog_alarm, x.paused, x.alarms_raised,
+      x.abandoned, x.backlog_alarm, x.paused, x.expected_total, x.alarms_raised,
       x.overload_warnings,
       x.waiting_high, x.batches, x.batched,
       x.sent_ahead, x.taken_back, x.adopted, x.leases_lost, x.released, to_string(x.queue_wait),
@@ -37,6 +38,8 @@ std::string summary(const pool_stats& x) {
   if (x.delayed > 0)
     line += fmt::format(" (+{} delayed)", x.delayed);
   line += fmt::format(", {} done, {} failed", x.completed, x.failed);
+  if (x.expected_total > 0)
+    line += fmt::format(" (of {} expected)", x.expected_total);
   auto extra = [&line](uint64_t n, const char* what) {
     if (n > 0)
       line += fmt::format(", {} {}", n, what);

@@ -106,6 +106,10 @@ struct pool_stats {
   /// Whether the pool is paused now (`pause`): no attempt starts until
   /// `resume`.
   bool paused = false;
+  /// The operations the caller said it expects in all (`exp_total`); 0
+  /// when it said nothing. Progress is `completed + failed + cancelled` of
+  /// it.
+  uint64_t expected_total = 0;
   /// Times the backlog alarm was raised.
   uint64_t alarms_raised = 0;
   /// Overload warnings logged (at most one per overload interval).
@@ -140,7 +144,8 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.backlog_alarm, x.alarms_raised, x.overload_warnings,
            x.waiting_high, x.batches, x.batched, x.queue_wait, x.processing,
            x.deduplicated, x.held, x.workers_dropped, x.slow_jobs, x.adopted,
-           x.leases_lost, x.released, x.sent_ahead, x.taken_back, x.paused);
+           x.leases_lost, x.released, x.sent_ahead, x.taken_back, x.paused,
+           x.expected_total);
 }
 
 /// Every figure on one line, `key=value` pairs (about 1,000 characters),

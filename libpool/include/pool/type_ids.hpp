@@ -160,4 +160,12 @@ CAF_ADD_ATOM(pool, pool, enqueue_typed_atom, "enq_typed")
 /// (`caf::unit_t` for a job returning nothing).
 CAF_ADD_ATOM(pool, pool, op_result_atom, "op_result")
 
+// -- progress (added last: earlier ids stay as they were) ------------------
+
+/// `(exp_total, uint64_t n)`: the caller expects `n` operations in all
+/// (poolrun: its inputs, once read); the stats carry it
+/// (`pool_stats::expected_total`) so the page and pooltop show done of
+/// total and an ETA. 0 clears it. Replies `()`.
+CAF_ADD_ATOM(pool, pool, expect_total_atom, "exp_total")
+
 CAF_END_TYPE_ID_BLOCK(pool)

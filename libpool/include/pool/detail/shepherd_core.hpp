@@ -78,6 +78,11 @@ public:
   /// The pool's figures now (answered by the shepherd itself).
   pool_stats stats();
 
+  /// The caller expects `n` operations in all (`exp_total`; 0 clears).
+  void expect_total(uint64_t n) noexcept {
+    expected_total_ = n;
+  }
+
   /// A page of the jobs view (`list_jobs`): operations by state, in id
   /// order, looking at most at `job_scan_budget` of them.
   caf::expected<job_page> jobs(const job_filter& filter);
@@ -343,6 +348,8 @@ private:
   bool admitting_ = false;
   /// Callers are watched for orphans (`skip_orphaned`).
   bool watch_callers_ = false;
+  /// `exp_total`: the operations the caller expects in all.
+  uint64_t expected_total_ = 0;
 };
 
 } // namespace pool
