@@ -82,6 +82,8 @@ private:
 
   // the journal (runner_journal.cpp)
   void submit_journaled(uint64_t seq);
+  bool resubmit_later(uint64_t seq, const caf::error& err);
+  void resubmit(uint64_t seq);
   void on_operation(uint64_t seq, uint64_t operation);
   void on_event(pool::pool_event& ev);
   void on_journal_outcome(uint64_t seq, const pool::pool_event& ev);
@@ -122,6 +124,9 @@ private:
     caf::error err;
   };
   std::vector<recorded_outcome> awaiting_commit_;
+  /// --queue: the queue could not say that `batch` is recorded (its
+  /// database stayed out of reach): nothing printed, poolrun's error.
+  void unrecorded(std::vector<recorded_outcome>& batch);
   bool commit_query_ = false;
   uint64_t latest_outcome_ = 0;
   bool feed_done_ = false;
@@ -156,6 +161,13 @@ private:
   bool watch_scheduled_ = false;
   /// poolrun's own errors (bad input, unreadable input): exit 255.
   size_t own_errors_ = 0;
+  /// --queue: since when the queue refuses submits (its database is out
+  /// of reach); none while it accepts them.
+  std::optional<std::chrono::steady_clock::time_point> refused_since_;
+  size_t resubmits_ = 0;
+  /// While stopping: since when only outcomes waiting for the journal or
+  /// the queue to record them keep the run going.
+  std::optional<std::chrono::steady_clock::time_point> recording_since_;
 };
 
 /// The runner actor; spawn it detached (it writes to standard output, which

@@ -22,6 +22,23 @@ namespace {
 constexpr auto watch_interval = std::chrono::milliseconds(250);
 constexpr size_t watch_batch = 200;
 
+/// --queue: how long the runner submits again what the queue refuses
+/// while its database is out of reach (a little longer than the pool
+/// itself waits for it: `pg_options::outage_limit`, 5 min), and how long it
+/// waits for the queue to say that outcomes are recorded.
+constexpr auto queue_patience = std::chrono::minutes(5)
+                                + std::chrono::seconds(30);
+
+/// ... and how soon it submits again.
+constexpr auto resubmit_delay = std::chrono::seconds(1);
+
+/// Whether `rec` is what the queue answers while its database is out of
+/// reach (not known to be finished, with the reason).
+bool unreadable(const pool::operation_record& rec) {
+  return rec.state == pool::operation_state::queued
+         && static_cast<bool>(rec.error);
+}
+
 /// The job result a finished operation carries, from its event or record.
 std::optional<job_result> result_in(const caf::message& result) {
   if (result.match_elements<job_result>())
@@ -51,10 +68,57 @@ void runner_state::submit_journaled(uint64_t seq) {
   self_
       ->request(cfg_.pool, caf::infinite, pool::enqueue_unique_atom_v,
                 journal_key(seq, spec.command), spec)
-      .then([this, seq](uint64_t operation) { on_operation(seq, operation); },
-            [this, seq](caf::error& err) {
+      .then(
+          [this, seq](uint64_t operation) {
+            refused_since_.reset();
+            on_operation(seq, operation);
+          },
+          [this, seq](caf::error& err) {
+            if (!resubmit_later(seq, err))
               outcome(seq, std::nullopt, err);
-            });
+          });
+}
+
+bool runner_state::resubmit_later(uint64_t seq, const caf::error& err) {
+  // --queue: while its database is out of reach (a restart, a failover),
+  // the queue refuses a unique submit, whose key it cannot check. It goes
+  // again until the database is back, for as long as the pool waits for
+  // it; after that (or once the pool gave up), the run stops: resume it
+  // with the same command line.
+  if (cfg_.options.queue.empty() || stopping_ || ending_
+      || (!pool::is(err, pool::pool_errc::store_failed)
+          && !pool::is(err, pool::pool_errc::lease_lost)))
+    return false;
+  auto now = std::chrono::steady_clock::now();
+  if (!refused_since_)
+    refused_since_ = now;
+  auto gave_up = pool::describe(err).find("outage_limit") != std::string::npos;
+  if (gave_up || now - *refused_since_ > queue_patience) {
+    console::message("the queue refuses submits: its database has been out "
+                     "of reach for too long; stopping (run the same command "
+                     "line again to resume)");
+    stop_starting_jobs();
+    return false;
+  }
+  ++resubmits_;
+  self_->delayed_send(self_, resubmit_delay, resubmit_atom_v, seq);
+  return true;
+}
+
+void runner_state::resubmit(uint64_t seq) {
+  auto i = running_.find(seq);
+  if (i == running_.end())
+    return;
+  if (!stopping_ && !ending_) {
+    submit_journaled(seq);
+    return;
+  }
+  // Stopped meanwhile: it never ran.
+  --started_jobs_;
+  ++not_run_;
+  out_->finished(i->second.job, std::nullopt, false);
+  running_.erase(i);
+  check_end();
 }
 
 void runner_state::on_operation(uint64_t seq, uint64_t operation) {
@@ -156,11 +220,50 @@ void runner_state::query_commit() {
     if (!awaiting_commit_.empty())
       query_commit();
   };
-  self_
-      ->request(cfg_.pool, caf::infinite, pool::op_status_atom_v,
-                latest_outcome_)
-      .then([done](pool::operation_record&) { done(); },
-            [done](caf::error&) { done(); });
+  auto timeout = cfg_.options.queue.empty()
+                     ? caf::duration{caf::infinite}
+                     : caf::duration{queue_patience};
+  self_->request(cfg_.pool, timeout, pool::op_status_atom_v, latest_outcome_)
+      .then(
+          [this, done, batch](pool::operation_record& rec) {
+            if (!unreadable(rec)) {
+              done();
+              return;
+            }
+            // Asked while the queue's database was out of reach: ask
+            // again in a moment.
+            commit_query_ = false;
+            awaiting_commit_.insert(awaiting_commit_.begin(),
+                                    std::make_move_iterator(batch->begin()),
+                                    std::make_move_iterator(batch->end()));
+            self_->delayed_send(self_, watch_interval, recheck_atom_v);
+          },
+          [this, done, batch](caf::error& err) {
+            if (err != caf::sec::request_timeout) {
+              done();
+              return;
+            }
+            commit_query_ = false;
+            unrecorded(*batch);
+            if (!awaiting_commit_.empty())
+              query_commit();
+          });
+}
+
+void runner_state::unrecorded(std::vector<recorded_outcome>& batch) {
+  console::message(std::to_string(batch.size()) +
+                   " outcomes could not be recorded (the queue's database "
+                   "is out of reach): not printed; they run again on resume");
+  for (auto& x : batch) {
+    --recording_;
+    ++own_errors_;
+    if (auto i = running_.find(x.seq); i != running_.end()) {
+      out_->finished(i->second.job, std::nullopt, false);
+      running_.erase(i);
+    }
+  }
+  pump();
+  check_end();
 }
 
 void runner_state::finished_earlier(uint64_t seq,
