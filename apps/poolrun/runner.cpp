@@ -351,7 +351,8 @@ void runner_state::check_end() {
       }
       console::message(std::to_string(recording_) +
                        " outcomes were not recorded (the store does not "
-                       "answer); their jobs run again on resume");
+                       "answer); they count as run, and a resume with "
+                       "--retries runs them again");
     }
   } else if (!feed_done_ || !queue_.empty() || !running_.empty() ||
              recording_ > 0) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include <caf/event_based_actor.hpp>
 
@@ -23,11 +24,13 @@ constexpr auto watch_interval = std::chrono::milliseconds(250);
 constexpr size_t watch_batch = 200;
 
 /// --queue: how long the runner submits again what the queue refuses
-/// while its database is out of reach (a little longer than the pool
-/// itself waits for it: `pg_options::outage_limit`, 5 min), and how long it
-/// waits for the queue to say that outcomes are recorded.
-constexpr auto queue_patience = std::chrono::minutes(5)
-                                + std::chrono::seconds(30);
+/// while its database is out of reach, waits for the queue to say that
+/// outcomes are recorded, or reads only unreadable records: a little
+/// longer than the pool itself waits for it (`--queue-outage`, its
+/// `pg_options::outage_limit`).
+caf::timespan queue_patience(const run_options& o) {
+  return o.queue_outage + std::chrono::seconds(5);
+}
 
 /// ... and how soon it submits again.
 constexpr auto resubmit_delay = std::chrono::seconds(1);
@@ -93,16 +96,57 @@ bool runner_state::resubmit_later(uint64_t seq, const caf::error& err) {
   if (!refused_since_)
     refused_since_ = now;
   auto gave_up = pool::describe(err).find("outage_limit") != std::string::npos;
-  if (gave_up || now - *refused_since_ > queue_patience) {
-    console::message("the queue refuses submits: its database has been out "
-                     "of reach for too long; stopping (run the same command "
-                     "line again to resume)");
-    stop_starting_jobs();
+  if (gave_up || now - *refused_since_ > queue_patience(cfg_.options)) {
+    out_of_reach_too_long();
     return false;
   }
   ++resubmits_;
   self_->delayed_send(self_, resubmit_delay, resubmit_atom_v, seq);
   return true;
+}
+
+void runner_state::probe_queue() {
+  // The pool answers for the operations it holds from memory, so a
+  // database out of reach shows only in a read of the store: every second,
+  // the record of an id that no operation has (the store's ids count up
+  // from blocks of 2^32).
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_probe_ < std::chrono::seconds(1))
+    return;
+  last_probe_ = now;
+  self_->request(cfg_.pool, queue_patience(cfg_.options), pool::op_status_atom_v,
+                 std::numeric_limits<uint64_t>::max())
+      .then(
+          [this](pool::operation_record& rec) {
+            if (unreadable(rec))
+              out_of_reach();
+          },
+          [this](caf::error& err) {
+            if (err == caf::sec::request_timeout)
+              out_of_reach();
+            else
+              refused_since_.reset(); // read: no such operation
+          });
+}
+
+void runner_state::out_of_reach() {
+  auto now = std::chrono::steady_clock::now();
+  if (!refused_since_)
+    refused_since_ = now;
+  else if (now - *refused_since_ > queue_patience(cfg_.options)) {
+    out_of_reach_too_long();
+    check_end();
+  }
+}
+
+void runner_state::out_of_reach_too_long() {
+  if (stopping_ || ending_)
+    return;
+  console::message("the queue's database has been out of reach for longer "
+                   "than --queue-outage; stopping (run the same command "
+                   "line again to resume)");
+  ++own_errors_;
+  stop_starting_jobs();
 }
 
 void runner_state::resubmit(uint64_t seq) {
@@ -222,16 +266,18 @@ void runner_state::query_commit() {
   };
   auto timeout = cfg_.options.queue.empty()
                      ? caf::duration{caf::infinite}
-                     : caf::duration{queue_patience};
+                     : caf::duration{queue_patience(cfg_.options)};
   self_->request(cfg_.pool, timeout, pool::op_status_atom_v, latest_outcome_)
       .then(
           [this, done, batch](pool::operation_record& rec) {
             if (!unreadable(rec)) {
+              refused_since_.reset();
               done();
               return;
             }
             // Asked while the queue's database was out of reach: ask
-            // again in a moment.
+            // again in a moment (for at most --queue-outage).
+            out_of_reach();
             commit_query_ = false;
             awaiting_commit_.insert(awaiting_commit_.begin(),
                                     std::make_move_iterator(batch->begin()),
@@ -253,7 +299,8 @@ void runner_state::query_commit() {
 void runner_state::unrecorded(std::vector<recorded_outcome>& batch) {
   console::message(std::to_string(batch.size()) +
                    " outcomes could not be recorded (the queue's database "
-                   "is out of reach): not printed; they run again on resume");
+                   "is out of reach): not printed; they count as run, and a "
+                   "resume with --retries runs them again");
   for (auto& x : batch) {
     --recording_;
     ++own_errors_;
@@ -333,6 +380,7 @@ void runner_state::watch_round() {
   // record tells. A round reads a few records, oldest first; one that ran
   // here (an event came) is dropped unread.
   watch_scheduled_ = false;
+  probe_queue();
   size_t asked = 0;
   while (!watched_.empty() && asked < watch_batch) {
     auto operation = watched_.front();
@@ -352,6 +400,9 @@ void runner_state::watch_round() {
                   finished_elsewhere(operation, &rec.error);
                   return;
                 default:
+                  // (Read while the database is away: the same, unknown.)
+                  if (unreadable(rec))
+                    out_of_reach();
                   watch(operation);
               }
             },

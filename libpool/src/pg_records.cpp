@@ -41,14 +41,23 @@ caf::error pg_store::set_key(uint64_t operation, std::string key) {
       return broken;
     // Checked here for a clear answer; the unique index decides at the
     // push, should another store take the key in the meantime.
+    // A key that `find_key` found free: finished operations count as well,
+    // from the same time on (one with the key may have finished since).
+    auto since = key_since_.find(key);
     auto owner = [&]() -> caf::expected<detail::pg_result> {
       if (auto err = reconnect_if_idle())
         return err;
       return group_->read([&] {
+        if (since != key_since_.end())
+          return db_->run(name_of(pg_sql::find_key),
+                          {opts_.queue(), key, since->second},
+                          "looking up key " + key);
         return db_->run(name_of(pg_sql::key_owner), {opts_.queue(), key},
                         "looking up key " + key);
       });
     }();
+    if (since != key_since_.end())
+      key_since_.erase(since);
     // A key whose lookup of finished operations failed (the server was
     // away) is not taken blind: an operation with it may have finished
     // meanwhile (the unique index covers live ones only).
@@ -60,7 +69,9 @@ caf::error pg_store::set_key(uint64_t operation, std::string key) {
           fmt::format("the server is out of reach, so unique key {} cannot "
                       "be checked: the submit is refused; submit it again "
                       "once the server is back ({})",
-                      key, detail::detail_of(owner.error())));
+                      key,
+                      owner ? std::string{"its lookup failed"}
+                            : detail::detail_of(owner.error())));
     if (!owner)
       return std::move(owner.error());
     if (PQntuples(owner->get()) > 0) {
@@ -92,9 +103,9 @@ std::optional<uint64_t> pg_store::find_key(const std::string& key,
   try {
     if (group_->broken() || reconnect_if_idle())
       return unchecked();
+    auto since = to_server(now) - window.count();
     auto res = group_->read([&] {
-      return db_->run(name_of(pg_sql::find_key),
-                      {opts_.queue(), key, to_server(now) - window.count()},
+      return db_->run(name_of(pg_sql::find_key), {opts_.queue(), key, since},
                       "finding a key");
     });
     // An error reads as "not found"; a push with the key is refused until
@@ -102,8 +113,12 @@ std::optional<uint64_t> pg_store::find_key(const std::string& key,
     if (!res)
       return unchecked();
     unchecked_keys_.erase(key);
-    if (PQntuples(res->get()) == 0)
+    if (PQntuples(res->get()) == 0) {
+      // (Checked again at the push: see set_key.)
+      if (key_since_.size() < max_unchecked_keys)
+        key_since_[key] = since;
       return std::nullopt;
+    }
     return static_cast<uint64_t>(detail::pg_int(res->get(), 0, 0));
   } catch (...) {
     static_cast<void>(on_exception());

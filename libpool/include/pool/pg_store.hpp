@@ -311,6 +311,9 @@ private:
   /// Keys whose `find_key` failed: a push with one is refused until a
   /// lookup of it succeeds (pg_records.cpp).
   std::unordered_set<std::string> unchecked_keys_;
+  /// Keys that `find_key` found free, with the start of its window (the
+  /// server's clock): the push checks them again (pg_records.cpp).
+  std::unordered_map<std::string, int64_t> key_since_;
   /// A lookup failed: ask the shepherd to look up again (`missed`).
   bool reread_ = false;
   /// The session locks of the queue's stores (pg_leases.cpp).
