@@ -85,8 +85,9 @@ void release(queue_self self, queue_state::held_answer& x) {
 /// answers wait for it in order: callers see the outage as latency. Once
 /// the store gives up its pushes (it reports them lost: the outage outlasted
 /// its limit, or the failure was not an outage), every held answer to a
-/// change is refused with the commit's error, in order; lookups wait for
-/// the next commit (they tell what is committed).
+/// change is refused with the commit's error, in order. Hand-outs and
+/// lookups are released at once (a lookup the server could not answer
+/// says so: `pg_store::lookup`).
 void wait_for_server(queue_self self,
                      std::vector<queue_state::held_answer>& held,
                      const std::vector<attempt_id>& lost,
