@@ -84,6 +84,12 @@ int main(int argc, char** argv) {
       woken = false;
       continue;
     }
+    // A hand-out is a change: its commit marks the attempt started.
+    if (auto err = store.commit()) {
+      std::fprintf(out, "commit failed %s\n", pool::describe(err).c_str());
+      std::fflush(out);
+      continue;
+    }
     say(out, "claim", x->id);
     if (finished == hang_after)
       for (;;)

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -225,6 +226,33 @@ public:
     start_server();
   }
 
+  /// Stops the server (fast shutdown); `start` starts it again.
+  void stop() {
+    stop_server();
+  }
+
+  /// Kills the server and every backend at once with SIGKILL, as a crash
+  /// would; `start` starts it again (crash recovery).
+  void kill_server() {
+    if (server_ <= 0)
+      return;
+    ::kill(-server_, SIGKILL); // its process group (started with setsid)
+    int status = 0;
+    ::waitpid(server_, &status, 0);
+    server_ = 0;
+    // The backends die with it (zombies, maybe never reaped here); wait
+    // until none of them runs, so that none holds the shared memory.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (group_runs(server_pgid_) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10)); // polling
+  }
+
+  /// Starts the server after `stop` or `kill_server`.
+  void start() {
+    start_server();
+  }
+
   /// A conninfo over TCP to 127.0.0.1 for `user` and `dbname`.
   std::string conninfo(const std::string& dbname = "postgres",
                        const std::string& user = "postgres") const {
@@ -277,6 +305,28 @@ public:
   int port = 0;
 
 private:
+  /// Whether a process of group `pgid` runs (is not a zombie).
+  static bool group_runs(pid_t pgid) {
+    for (auto& x : std::filesystem::directory_iterator("/proc")) {
+      auto name = x.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      std::ifstream in{x.path() / "stat"};
+      std::string stat;
+      std::getline(in, stat);
+      auto paren = stat.rfind(')');
+      if (paren == std::string::npos)
+        continue;
+      std::istringstream rest{stat.substr(paren + 2)};
+      char state = 0;
+      long ppid = 0;
+      long group = 0;
+      if (rest >> state >> ppid >> group && group == pgid && state != 'Z')
+        return true;
+    }
+    return false;
+  }
+
   /// A process that stops the server and removes `dir` once this process
   /// closes its end of a pipe: at the end of the test, or when it dies.
   void start_watchdog() {
@@ -344,6 +394,7 @@ private:
     auto data = dir + "/data";
     server_ = ::fork();
     REQUIRE(server_ >= 0);
+    server_pgid_ = server_;
     if (server_ == 0) {
       auto fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (fd >= 0) {
@@ -374,6 +425,7 @@ private:
   bool tls_;
   pg_account account_;
   pid_t server_ = 0;
+  pid_t server_pgid_ = 0;
   pid_t watchdog_ = 0;
   int watchdog_pipe_ = -1;
 };

@@ -162,8 +162,8 @@ TEST_CASE("pools sharing a queue each run what they claim, and every caller "
         .receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
 }
 
-TEST_CASE("a killed pool's leased attempt is taken back by another pool and "
-          "counted as a failed attempt" *
+TEST_CASE("a killed pool's store gives its attempt back at once, unstarted: "
+          "another pool runs it as the same attempt" *
           doctest::timeout(120)) {
   fixture fx;
   auto gate = std::make_shared<std::atomic<bool>>(false);
@@ -174,17 +174,15 @@ TEST_CASE("a killed pool's leased attempt is taken back by another pool and "
       std::this_thread::sleep_for(1ms);
     return 2 * x;
   };
-  // A lost lease counts as a failed attempt: a second one is allowed.
-  auto short_lease = pool::pg_options{}.lease(1s);
-  auto a = fx.spawn(stuck, fx.options(1, short_lease)
-                               .kind(pool::worker_kind::dedicated)
-                               .max_attempts(2));
+  // The lease (30 s) is not waited for.
+  auto a = fx.spawn(stuck, fx.options(1).kind(pool::worker_kind::dedicated));
   auto ids = fx.enqueue(a, {21});
   REQUIRE(eventually([&] { return started->load() == 1; }, 10s));
-  // a dies with the attempt leased to it; nobody renews the lease.
+  // a dies with the attempt leased to it: its store closes and gives the
+  // attempt back (its job still runs on a's thread: it may run twice).
   caf::anon_send_exit(a, caf::exit_reason::kill);
   a = nullptr;
-  auto b = fx.spawn(twice_after(0ms), fx.options(1, short_lease).max_attempts(2));
+  auto b = fx.spawn(twice_after(0ms), fx.options(1));
   auto done = eventually(
       [&] {
         auto rec = fx.status(b, ids[0]);
@@ -195,11 +193,9 @@ TEST_CASE("a killed pool's leased attempt is taken back by another pool and "
   REQUIRE(done);
   auto rec = fx.status(b, ids[0]);
   REQUIRE(rec);
-  CHECK(rec->attempt == 2);
+  CHECK(rec->attempt == 1);
   CHECK(rec->result.template get_as<int64_t>(0) == 42);
-  REQUIRE(rec->history.size() == 1);
-  CHECK(rec->history[0].attempt == 1);
-  CHECK(pool::is(rec->history[0].reason, pool::pool_errc::lease_lost));
+  CHECK(rec->history.empty());
   auto sb = fx.stats(b);
   CHECK(sb.adopted == 1);
   CHECK(sb.completed == 1);
@@ -412,8 +408,8 @@ TEST_CASE("three pool processes over one queue, one SIGKILLed ten times: "
 }
 
 TEST_CASE("the database stopped for 5 s mid-run: submits meanwhile are "
-          "acknowledged late or refused with an error, nothing acknowledged "
-          "is lost, and the pool resumes by itself" *
+          "acknowledged late, none refused, nothing acknowledged is lost, "
+          "and the pool resumes by itself" *
           doctest::timeout(180)) {
   fixture fx;
   auto pool = fx.spawn(twice_after(2ms), fx.options(2, pool::pg_options{}
@@ -455,8 +451,9 @@ TEST_CASE("the database stopped for 5 s mid-run: submits meanwhile are "
                        << (errors.empty() ? "" : ", e.g. " + errors.front()));
   REQUIRE_MESSAGE(!timed_out, answers << " answers, " << results.size()
                                       << " outcomes of " << acked.size());
+  CHECK(refused == 0);
   for (auto& err : errors)
-    CHECK_MESSAGE(err.find("store") != std::string::npos, err);
+    MESSAGE(err);
   // Every acknowledged operation is done, in the database too.
   for (auto id : acked) {
     REQUIRE(results.count(id) == 1);

@@ -9,7 +9,10 @@
 // "tick" every second (`pool::spawn_periodic`) whose job appends "tick
 // <operation id>"; with "cron-late" its clock runs 400 ms behind, so that
 // it enqueues each tick after the other process's run of it finished.
+// Optional: JOB_MS (each job's time, default 0.5 ms), LEASE_S (default 1)
+// and WORKERS (default 2).
 // Usage: pg_pool_child CONNINFO OUTPUT_FILE ENQUEUE|cron|cron-late
+//        [JOB_MS [LEASE_S [WORKERS]]]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -44,11 +47,16 @@ void say(int fd, const std::string& line) {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
+  if (argc < 4 || argc > 7) {
     std::fprintf(stderr, "usage: pg_pool_child CONNINFO OUTPUT_FILE "
-                         "ENQUEUE\n");
+                         "ENQUEUE [JOB_MS [LEASE_S [WORKERS]]]\n");
     return 2;
   }
+  auto job_time = argc > 4 ? std::chrono::microseconds{std::atol(argv[4])
+                                                       * 1000}
+                           : std::chrono::microseconds{500};
+  auto lease = std::chrono::seconds{argc > 5 ? std::atol(argv[5]) : 1};
+  auto workers = static_cast<size_t>(argc > 6 ? std::atol(argv[6]) : 2);
   auto fd = ::open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     std::perror(argv[2]);
@@ -59,22 +67,23 @@ int main(int argc, char** argv) {
   auto enqueue = cron ? 0 : std::atol(argv[3]);
   config cfg;
   caf::actor_system sys{cfg};
-  auto job = [fd](int64_t x) {
+  auto job = [fd, job_time](int64_t x) {
     if (x < 0) // a tick
       say(fd, "tick " + std::to_string(pool::current_job()->operation));
     else
       say(fd, "ran " + std::to_string(x));
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    std::this_thread::sleep_for(job_time);
     return x * x;
   };
   auto opts = pool::pool_options{}
-                  .workers(2)
+                  .workers(workers)
                   .max_attempts(50) // every kill costs a held attempt
                   .unique_window(std::chrono::hours(1))
-                  .postgres(argv[1], pool::pg_options{}
-                                         .queue("chaos")
-                                         .lease(std::chrono::seconds(1)))
+                  .postgres(argv[1],
+                            pool::pg_options{}.queue("chaos").lease(lease))
                   .log(pool::silent_log_hook());
+  if (argc > 4) // long jobs on threads of their own
+    opts.kind(pool::worker_kind::dedicated);
   auto pool = pool::spawn_pool(sys, job, opts);
   if (!pool) {
     std::fprintf(stderr, "%s\n", pool::describe(pool.error()).c_str());

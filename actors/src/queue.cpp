@@ -80,6 +80,41 @@ void release(queue_self self, queue_state::held_answer& x) {
     x.promise.deliver(std::move(x.answer));
 }
 
+/// A shared store's commit failed: its server is out of reach, or it
+/// refused the group. The store keeps every change for the next commit,
+/// tried again with backoff (10 ms, doubling, at most 1 s), and the held
+/// answers wait for it in order: callers see the outage as latency. Once
+/// the store gives up its pushes (it reports them lost: the outage outlasted
+/// its limit, or the failure was not an outage), every held answer to a
+/// change is refused with the commit's error, in order. Hand-outs and
+/// lookups are released at once (a lookup the server could not answer
+/// says so: `pg_store::lookup`).
+void wait_for_server(queue_self self,
+                     std::vector<queue_state::held_answer>& held,
+                     const std::vector<attempt_id>& lost,
+                     const caf::error& err) {
+  auto& st = self->state;
+  auto tries = ++st.failed_commits;
+  for (auto& x : held) {
+    if (x.type != answer_type::change)
+      release(self, x);
+    else if (!lost.empty() && x.recount)
+      x.promise.deliver(err);
+    else if (!lost.empty() && !x.answer.match_elements<operation_record>())
+      release(self, x); // a refusal, held in order
+    else
+      st.held.push_back(std::move(x));
+  }
+  if (!lost.empty())
+    st.failed_commits = 0;
+  if (st.held.empty())
+    return;
+  auto backoff = caf::timespan{std::chrono::milliseconds(10)}
+                 * (int64_t{1} << std::min(tries - 1, 7));
+  caf::timespan most = std::chrono::seconds(1);
+  schedule_flush(self, std::min(backoff, most));
+}
+
 /// Commits the group and releases its answers, in order. When the commit
 /// fails, the pushes it lost are refused with its error, hand-outs and
 /// reads are released, and the other changes stay held for the next try
@@ -111,6 +146,10 @@ void flush(queue_self self) {
     return;
   }
   auto lost = st.store->lost_pushes();
+  if (st.store->shared()) {
+    wait_for_server(self, held, lost, err);
+    return;
+  }
   auto give_up = ++st.failed_commits >= max_failed_commits;
   for (auto& x : held) {
     if (x.push && std::find(lost.begin(), lost.end(), *x.push) != lost.end())
@@ -195,6 +234,8 @@ caf::result<caf::message> get(queue_self self, uint32_t n, bool many) {
                : caf::make_message(std::move(records.front())));
     throw;
   }
+  if (st.store->shared())
+    schedule_flush(self); // its hand-outs and claims are changes
   if (records.empty()) {
     auto due = st.store->next_due(now);
     auto wait = due ? *due - now : caf::timespan::max();

@@ -100,6 +100,7 @@ struct raw_values {
   std::string timeout;
   std::string halt;
   std::string status_interval;
+  std::string queue_outage;
   std::vector<std::string> arg_files;
   std::vector<std::string> trc;
   bool transfer = false;
@@ -234,6 +235,10 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "with --queue: which queue of the database (default "
                      "poolrun)")->type_name("NAME"))
       ->group(records);
+  one(app.add_option("--queue-outage", raw.queue_outage,
+                     "with --queue: wait D for its database (5min), then "
+                     "stop; rerun to resume")->type_name("D"))
+      ->group(records);
   app.add_flag("--enqueue", o.enqueue,
                "with --queue: add the jobs to the queue and exit; run "
                "nothing here")
@@ -310,6 +315,13 @@ std::string finish(run_options& o, raw_values& raw) {
     if (!d)
       return bad("--retry-delay", raw.retry_delay, "a duration such as 100ms");
     o.retry_delay = *d;
+  }
+  if (!raw.queue_outage.empty()) {
+    auto d = parse_duration(raw.queue_outage);
+    if (!d || *d < std::chrono::seconds(1) || o.queue.empty())
+      return bad("--queue-outage", raw.queue_outage,
+                 "a duration of at least 1s, with --queue");
+    o.queue_outage = *d;
   }
   if (!raw.timeout.empty()) {
     if (raw.timeout.back() == '%')

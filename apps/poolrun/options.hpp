@@ -159,6 +159,9 @@ struct run_options {
   /// every poolrun that names the same database and `--queue-name`.
   std::string queue;
   std::string queue_name = "poolrun";
+  /// `--queue-outage D`: how long the run waits for the queue's database
+  /// when it is out of reach (`pg_options::outage_limit`), then stops.
+  caf::timespan queue_outage = std::chrono::minutes(5);
   /// `--enqueue`: with --queue, only add the jobs; run nothing here.
   bool enqueue = false;
   bool replay = false;

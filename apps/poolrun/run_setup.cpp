@@ -144,7 +144,10 @@ caf::actor run_setup::spawn_pool(caf::actor_system& sys, std::string& error) {
         .commit_interval(std::chrono::milliseconds(2));
   if (!opts.queue.empty())
     // Shared: the same unique keys match from every poolrun of the queue.
-    pool_opts.postgres(opts.queue, opts.queue_name)
+    pool_opts
+        .postgres(opts.queue, pool::pg_options{}
+                                  .queue(opts.queue_name)
+                                  .outage_limit(opts.queue_outage))
         .unique_window(caf::timespan::max())
         .commit_interval(std::chrono::milliseconds(2));
   auto store = pool::store_for(sys, pool_opts);

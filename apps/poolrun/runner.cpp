@@ -8,6 +8,7 @@
 #include <caf/exit_reason.hpp>
 
 #include <pool/errors.hpp>
+#include <pool/work_record.hpp>
 #include <pool/protocol.hpp>
 
 #include "console.hpp"
@@ -30,6 +31,10 @@ constexpr size_t jobs_per_worker = 2;
 /// without a journal; 16, 1.1-1.3x).
 constexpr size_t journaled_jobs_per_worker = 16;
 
+/// While stopping, how long the run waits for outcomes to be recorded
+/// once no command runs.
+constexpr auto stop_grace = std::chrono::seconds(10);
+
 /// A failure that is not the command's own (the pool stopped): reported
 /// like a command that could not run.
 job_result not_run(const pending_job& job, const caf::error& why) {
@@ -37,6 +42,25 @@ job_result not_run(const pending_job& job, const caf::error& why) {
   res.command = job.spec.command;
   res.exit_code = 255;
   res.err = "poolrun: " + pool::describe(why) + "\n";
+  return res;
+}
+
+/// --queue: an operation whose every attempt ran in a poolrun that died
+/// (its lease was taken back): the command was killed with it, a failure
+/// of the command, not poolrun's own error.
+std::optional<job_result> died_with_its_poolrun(const pending_job& job,
+                                                const caf::error& why) {
+  auto history = pool::attempt_history(why);
+  if (history.empty())
+    return std::nullopt;
+  for (auto& x : history)
+    if (!pool::is(x.reason, pool::pool_errc::lease_lost))
+      return std::nullopt;
+  job_result res;
+  res.command = job.spec.command;
+  res.signal = SIGKILL;
+  res.err = "poolrun: it ran in a poolrun that died: "
+            + pool::describe(history.back().reason) + "\n";
   return res;
 }
 
@@ -118,6 +142,11 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
       },
       [this](settle_atom) { check_end(); },
       [this](watch_atom) { watch_round(); },
+      [this](resubmit_atom, uint64_t seq) { resubmit(seq); },
+      [this](recheck_atom) {
+        if (!commit_query_ && !awaiting_commit_.empty())
+          query_commit();
+      },
       [this](halt_kill_atom) {
         signal_all_commands(SIGKILL);
         if (cfg_.slots)
@@ -245,6 +274,8 @@ void runner_state::complete(running_job& entry, std::optional<job_result> res,
     out_->finished(job, std::nullopt, false);
     return;
   }
+  if (!res)
+    res = died_with_its_poolrun(job, err);
   if (!res) {
     // The pool's own failure (it stopped, the journal broke).
     ++own_errors_;
@@ -305,10 +336,25 @@ void runner_state::check_end() {
   if (stopping_) {
     // No command runs, and the outcome of each that ran is here (jobs
     // still in the pool wait parked, or never start).
-    if (attempts_running() > 0 || attempts_ended() > reported_ ||
-        recording_ > 0 || commit_query_) {
+    if (attempts_running() > 0 || attempts_ended() > reported_) {
       self_->delayed_send(self_, 20ms, settle_atom_v);
       return;
+    }
+    // ... and recorded, unless the journal or the queue does not answer
+    // for a while (a database out of reach): then they run again on
+    // resume, and the run ends all the same.
+    if (recording_ > 0 || commit_query_) {
+      auto now = std::chrono::steady_clock::now();
+      if (!recording_since_)
+        recording_since_ = now;
+      if (now - *recording_since_ < stop_grace) {
+        self_->delayed_send(self_, 20ms, settle_atom_v);
+        return;
+      }
+      console::message(std::to_string(recording_) +
+                       " outcomes were not recorded (the store does not "
+                       "answer); they count as run, and a resume with "
+                       "--retries runs them again");
     }
   } else if (!feed_done_ || !queue_.empty() || !running_.empty() ||
              recording_ > 0) {

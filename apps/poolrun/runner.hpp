@@ -82,6 +82,13 @@ private:
 
   // the journal (runner_journal.cpp)
   void submit_journaled(uint64_t seq);
+  bool resubmit_later(uint64_t seq, const caf::error& err);
+  /// --queue: the database is out of reach (a read says so); past
+  /// `--queue-outage`, the run stops with poolrun's error.
+  void out_of_reach();
+  void probe_queue();
+  void out_of_reach_too_long();
+  void resubmit(uint64_t seq);
   void on_operation(uint64_t seq, uint64_t operation);
   void on_event(pool::pool_event& ev);
   void on_journal_outcome(uint64_t seq, const pool::pool_event& ev);
@@ -122,6 +129,9 @@ private:
     caf::error err;
   };
   std::vector<recorded_outcome> awaiting_commit_;
+  /// --queue: the queue could not say that `batch` is recorded (its
+  /// database stayed out of reach): nothing printed, poolrun's error.
+  void unrecorded(std::vector<recorded_outcome>& batch);
   bool commit_query_ = false;
   uint64_t latest_outcome_ = 0;
   bool feed_done_ = false;
@@ -156,6 +166,14 @@ private:
   bool watch_scheduled_ = false;
   /// poolrun's own errors (bad input, unreadable input): exit 255.
   size_t own_errors_ = 0;
+  /// --queue: since when the queue refuses submits or reads records it
+  /// cannot read (its database is out of reach); none while it can.
+  std::optional<std::chrono::steady_clock::time_point> refused_since_;
+  size_t resubmits_ = 0;
+  std::chrono::steady_clock::time_point last_probe_;
+  /// While stopping: since when only outcomes waiting for the journal or
+  /// the queue to record them keep the run going.
+  std::optional<std::chrono::steady_clock::time_point> recording_since_;
 };
 
 /// The runner actor; spawn it detached (it writes to standard output, which

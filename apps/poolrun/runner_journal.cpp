@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include <caf/event_based_actor.hpp>
 
@@ -21,6 +22,25 @@ namespace {
 /// of jobs that run elsewhere.
 constexpr auto watch_interval = std::chrono::milliseconds(250);
 constexpr size_t watch_batch = 200;
+
+/// --queue: how long the runner submits again what the queue refuses
+/// while its database is out of reach, waits for the queue to say that
+/// outcomes are recorded, or reads only unreadable records: a little
+/// longer than the pool itself waits for it (`--queue-outage`, its
+/// `pg_options::outage_limit`).
+caf::timespan queue_patience(const run_options& o) {
+  return o.queue_outage + std::chrono::seconds(5);
+}
+
+/// ... and how soon it submits again.
+constexpr auto resubmit_delay = std::chrono::seconds(1);
+
+/// Whether `rec` is what the queue answers while its database is out of
+/// reach (not known to be finished, with the reason).
+bool unreadable(const pool::operation_record& rec) {
+  return rec.state == pool::operation_state::queued
+         && static_cast<bool>(rec.error);
+}
 
 /// The job result a finished operation carries, from its event or record.
 std::optional<job_result> result_in(const caf::message& result) {
@@ -51,10 +71,98 @@ void runner_state::submit_journaled(uint64_t seq) {
   self_
       ->request(cfg_.pool, caf::infinite, pool::enqueue_unique_atom_v,
                 journal_key(seq, spec.command), spec)
-      .then([this, seq](uint64_t operation) { on_operation(seq, operation); },
-            [this, seq](caf::error& err) {
+      .then(
+          [this, seq](uint64_t operation) {
+            refused_since_.reset();
+            on_operation(seq, operation);
+          },
+          [this, seq](caf::error& err) {
+            if (!resubmit_later(seq, err))
               outcome(seq, std::nullopt, err);
-            });
+          });
+}
+
+bool runner_state::resubmit_later(uint64_t seq, const caf::error& err) {
+  // --queue: while its database is out of reach (a restart, a failover),
+  // the queue refuses a unique submit, whose key it cannot check. It goes
+  // again until the database is back, for as long as the pool waits for
+  // it; after that (or once the pool gave up), the run stops: resume it
+  // with the same command line.
+  if (cfg_.options.queue.empty() || stopping_ || ending_
+      || (!pool::is(err, pool::pool_errc::store_failed)
+          && !pool::is(err, pool::pool_errc::lease_lost)))
+    return false;
+  auto now = std::chrono::steady_clock::now();
+  if (!refused_since_)
+    refused_since_ = now;
+  auto gave_up = pool::describe(err).find("outage_limit") != std::string::npos;
+  if (gave_up || now - *refused_since_ > queue_patience(cfg_.options)) {
+    out_of_reach_too_long();
+    return false;
+  }
+  ++resubmits_;
+  self_->delayed_send(self_, resubmit_delay, resubmit_atom_v, seq);
+  return true;
+}
+
+void runner_state::probe_queue() {
+  // The pool answers for the operations it holds from memory, so a
+  // database out of reach shows only in a read of the store: every second,
+  // the record of an id that no operation has (the store's ids count up
+  // from blocks of 2^32).
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_probe_ < std::chrono::seconds(1))
+    return;
+  last_probe_ = now;
+  self_->request(cfg_.pool, queue_patience(cfg_.options), pool::op_status_atom_v,
+                 std::numeric_limits<uint64_t>::max())
+      .then(
+          [this](pool::operation_record& rec) {
+            if (unreadable(rec))
+              out_of_reach();
+          },
+          [this](caf::error& err) {
+            if (err == caf::sec::request_timeout)
+              out_of_reach();
+            else
+              refused_since_.reset(); // read: no such operation
+          });
+}
+
+void runner_state::out_of_reach() {
+  auto now = std::chrono::steady_clock::now();
+  if (!refused_since_)
+    refused_since_ = now;
+  else if (now - *refused_since_ > queue_patience(cfg_.options)) {
+    out_of_reach_too_long();
+    check_end();
+  }
+}
+
+void runner_state::out_of_reach_too_long() {
+  if (stopping_ || ending_)
+    return;
+  console::message("the queue's database has been out of reach for longer "
+                   "than --queue-outage; stopping (run the same command "
+                   "line again to resume)");
+  ++own_errors_;
+  stop_starting_jobs();
+}
+
+void runner_state::resubmit(uint64_t seq) {
+  auto i = running_.find(seq);
+  if (i == running_.end())
+    return;
+  if (!stopping_ && !ending_) {
+    submit_journaled(seq);
+    return;
+  }
+  // Stopped meanwhile: it never ran.
+  --started_jobs_;
+  ++not_run_;
+  out_->finished(i->second.job, std::nullopt, false);
+  running_.erase(i);
+  check_end();
 }
 
 void runner_state::on_operation(uint64_t seq, uint64_t operation) {
@@ -156,11 +264,53 @@ void runner_state::query_commit() {
     if (!awaiting_commit_.empty())
       query_commit();
   };
-  self_
-      ->request(cfg_.pool, caf::infinite, pool::op_status_atom_v,
-                latest_outcome_)
-      .then([done](pool::operation_record&) { done(); },
-            [done](caf::error&) { done(); });
+  auto timeout = cfg_.options.queue.empty()
+                     ? caf::duration{caf::infinite}
+                     : caf::duration{queue_patience(cfg_.options)};
+  self_->request(cfg_.pool, timeout, pool::op_status_atom_v, latest_outcome_)
+      .then(
+          [this, done, batch](pool::operation_record& rec) {
+            if (!unreadable(rec)) {
+              refused_since_.reset();
+              done();
+              return;
+            }
+            // Asked while the queue's database was out of reach: ask
+            // again in a moment (for at most --queue-outage).
+            out_of_reach();
+            commit_query_ = false;
+            awaiting_commit_.insert(awaiting_commit_.begin(),
+                                    std::make_move_iterator(batch->begin()),
+                                    std::make_move_iterator(batch->end()));
+            self_->delayed_send(self_, watch_interval, recheck_atom_v);
+          },
+          [this, done, batch](caf::error& err) {
+            if (err != caf::sec::request_timeout) {
+              done();
+              return;
+            }
+            commit_query_ = false;
+            unrecorded(*batch);
+            if (!awaiting_commit_.empty())
+              query_commit();
+          });
+}
+
+void runner_state::unrecorded(std::vector<recorded_outcome>& batch) {
+  console::message(std::to_string(batch.size()) +
+                   " outcomes could not be recorded (the queue's database "
+                   "is out of reach): not printed; they count as run, and a "
+                   "resume with --retries runs them again");
+  for (auto& x : batch) {
+    --recording_;
+    ++own_errors_;
+    if (auto i = running_.find(x.seq); i != running_.end()) {
+      out_->finished(i->second.job, std::nullopt, false);
+      running_.erase(i);
+    }
+  }
+  pump();
+  check_end();
 }
 
 void runner_state::finished_earlier(uint64_t seq,
@@ -230,6 +380,7 @@ void runner_state::watch_round() {
   // record tells. A round reads a few records, oldest first; one that ran
   // here (an event came) is dropped unread.
   watch_scheduled_ = false;
+  probe_queue();
   size_t asked = 0;
   while (!watched_.empty() && asked < watch_batch) {
     auto operation = watched_.front();
@@ -249,6 +400,9 @@ void runner_state::watch_round() {
                   finished_elsewhere(operation, &rec.error);
                   return;
                 default:
+                  // (Read while the database is away: the same, unknown.)
+                  if (unreadable(rec))
+                    out_of_reach();
                   watch(operation);
               }
             },

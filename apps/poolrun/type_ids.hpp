@@ -35,5 +35,11 @@ CAF_ADD_ATOM(poolrun, poolrun, settle_atom, "settle")
 CAF_ADD_ATOM(poolrun, poolrun, watch_atom, "watch")
 /// Runner timer after --halt now: SIGKILL what SIGTERM left.
 CAF_ADD_ATOM(poolrun, poolrun, halt_kill_atom, "halt_kill")
+/// Runner timer with --queue: `(resubmit, uint64_t seq)`, submit job `seq`
+/// again (the queue refused it while its database was out of reach).
+CAF_ADD_ATOM(poolrun, poolrun, resubmit_atom, "resubmit")
+/// Runner timer with --queue: ask again whether outcomes are recorded (the
+/// answer came from a database out of reach).
+CAF_ADD_ATOM(poolrun, poolrun, recheck_atom, "recheck")
 
 CAF_END_TYPE_ID_BLOCK(poolrun)

@@ -172,6 +172,13 @@ caf::error pg_batch::send(pg_conn& db, const std::string& sql,
   return caf::none;
 }
 
+bool pg_batch::given_up(const pg_change& x) const {
+  if (given_up_.empty() || x.statement != pg_sql::push)
+    return false;
+  auto attempt = std::get_if<int64_t>(&x.args[2]);
+  return attempt != nullptr && given_up_.count({x.operation, *attempt}) > 0;
+}
+
 void pg_batch::drop_refused(std::vector<uint64_t>& ids) const {
   if (refused_.empty())
     return;

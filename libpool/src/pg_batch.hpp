@@ -26,8 +26,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
+#include <set>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -162,6 +165,35 @@ public:
     return refused_;
   }
 
+  /// Adds `operation` to `refused()`: a push the server refused when the
+  /// group wrote it again after a rollback (its key was taken, its lease
+  /// lost meanwhile).
+  void refuse(uint64_t operation) {
+    refused_.push_back(operation);
+  }
+
+  /// Takes back the last `refuse(operation)`: the push was refused to its
+  /// caller at once (not in a replay).
+  void unrefuse(uint64_t operation) {
+    auto i = std::find(refused_.rbegin(), refused_.rend(), operation);
+    if (i != refused_.rend())
+      refused_.erase(std::next(i).base());
+  }
+
+  /// The push of `(operation, attempt)` was given up (an outage outlasted
+  /// its limit): the group drops it when it writes its changes again.
+  void give_up(uint64_t operation, int64_t attempt) {
+    given_up_.emplace(operation, attempt);
+  }
+
+  /// Whether `x` is a push that was given up.
+  bool given_up(const pg_change& x) const;
+
+  /// Forgets the given-up pushes (a commit went through: they are gone).
+  void forget_given_up() noexcept {
+    given_up_.clear();
+  }
+
 private:
   struct push_columns {
     std::vector<uint64_t> ids;
@@ -193,6 +225,7 @@ private:
   push_columns pushes_;
   finish_columns finishes_;
   std::vector<uint64_t> refused_;
+  std::set<std::pair<uint64_t, int64_t>> given_up_;
 };
 
 } // namespace pool::detail

@@ -6,7 +6,6 @@
 // concurrency key, attempts and timeout).
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
 
 #include <caf/actor_system.hpp>
@@ -31,13 +30,15 @@ enum claim_column : int {
   attempt_col,
   payload_col,
   token_col,
-  due_col,
-  seq_col,
+  handout_col,
   level_col,
   priority_col,
   ckey_col,
   options_col,
 };
+
+/// Hand-out places of one claim: claim number << 20 | place (1 to 1000).
+constexpr int claim_place_bits = 20;
 
 } // namespace
 
@@ -45,6 +46,10 @@ caf::error pg_store::claim(time_point now) {
   auto t = to_server(now);
   auto body = [&]() -> caf::expected<size_t> {
     auto& db = *db_;
+    // Entries of stores that are gone come back first (at most every
+    // second: pg_leases.cpp).
+    if (auto err = reclaim(now, false))
+      return err;
     int64_t limit = static_cast<int64_t>(claim_size_->next());
     if (auto max = opts_.concurrency_limit()) {
       // Claims of the queue take turns until their group commits, so that
@@ -65,8 +70,10 @@ caf::error pg_store::claim(time_point now) {
         return size_t{0};
     }
     auto lease_until = t + opts_.lease().count();
+    // (A claim rolled back wastes its number: places only need to grow.)
+    auto base = (++claims_) << claim_place_bits;
     std::vector<detail::db_value> args{opts_.queue(), t, limit, owner_,
-                                       lease_until};
+                                       lease_until, base};
     auto statement = pg_sql::claim;
     if (aging_) {
       statement = pg_sql::claim_aged;
@@ -80,15 +87,15 @@ caf::error pg_store::claim(time_point now) {
     auto rows = PQntuples(r);
     claim_size_->claimed(static_cast<size_t>(limit), static_cast<size_t>(rows));
     claimed_at_ = now;
-    // RETURNING has no order: hand out by (level, due, seq), as claimed.
-    std::vector<std::tuple<int64_t, int64_t, int64_t, int>> order;
+    // RETURNING has no order: hand out by (level, due, seq), as claimed,
+    // which is the order of the hand-out places.
+    std::vector<std::pair<int64_t, int>> order;
     for (int i = 0; i < rows; ++i)
-      order.emplace_back(-detail::pg_int(r, i, level_col),
-                         detail::pg_int(r, i, due_col),
-                         detail::pg_int(r, i, seq_col), i);
+      order.emplace_back(detail::pg_int(r, i, handout_col), i);
     std::sort(order.begin(), order.end());
-    for (auto& entry : order) {
-      auto i = std::get<3>(entry);
+    for (auto& place : order) {
+      auto handout = place.first;
+      auto i = place.second;
       auto id = static_cast<uint64_t>(detail::pg_int(r, i, id_col));
       auto attempt = static_cast<uint32_t>(detail::pg_int(r, i, attempt_col));
       auto token = detail::pg_int(r, i, token_col);
@@ -121,12 +128,13 @@ caf::error pg_store::claim(time_point now) {
         record.budget = opts.attempt_timeout();
       }
       held_[id] = held_attempt{attempt, token};
-      claimed_.push_back(claimed_entry{std::move(record), true});
+      claimed_.push_back(claimed_entry{std::move(record), true, handout});
     }
     return static_cast<size_t>(rows);
   };
   auto claimed = detail::in_group_or_alone(
-      *group_, *db_, body, [this] { static_cast<void>(after_rollback()); });
+      *group_, *db_, body, [this] { static_cast<void>(after_rollback()); },
+      true);
   if (!claimed)
     return std::move(claimed.error());
   if (!group_->open())

@@ -125,10 +125,27 @@ caf::error pg_conn::connect() {
   // A lock held by a stuck transaction elsewhere (a unique key, the
   // queue's claim lock) fails a statement after 10 s instead of blocking
   // the queue for good.
-  const char* keys[] = {"connect_timeout", "fallback_application_name",
-                        "options", "dbname", nullptr};
-  const char* values[] = {timeout.c_str(), "caf-pool", "-c lock_timeout=10s",
-                          conninfo_.c_str(), nullptr};
+  // A server that vanished without closing the connection (a failover,
+  // a cut network) is noticed by keepalives when idle, and by
+  // tcp_user_timeout while a statement waits for its answer.
+  const char* keys[] = {"connect_timeout",
+                        "fallback_application_name",
+                        "options",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "tcp_user_timeout",
+                        "dbname",
+                        nullptr};
+  const char* values[] = {timeout.c_str(),
+                          "caf-pool",
+                          "-c lock_timeout=10s",
+                          "10",
+                          "5",
+                          "3",
+                          "30000",
+                          conninfo_.c_str(),
+                          nullptr};
   conn_ = PQconnectdbParams(keys, values, 1);
   if (conn_ == nullptr)
     return caf::make_error(pool_errc::store_failed, std::string{"postgres"},
@@ -146,6 +163,15 @@ caf::error pg_conn::connect() {
                                        connect_advice(message)));
   }
   PQsetNoticeProcessor(conn_, ignore_notice, nullptr);
+  for (auto& step : setup_) {
+    auto res = query(step.text, step.params, step.what);
+    if (!res) {
+      PQfinish(conn_);
+      conn_ = nullptr;
+      return std::move(res.error());
+    }
+  }
+  ++connects_;
   return caf::none;
 }
 
@@ -162,18 +188,18 @@ caf::error pg_conn::reconnect() {
       err = fail("preparing " + name, res.get());
   }
   if (err) {
-    // Each failure doubles the wait before the next try, up to 16 s: an
+    // Each failure doubles the wait before the next try, up to 2 s: an
     // unreachable host costs the caller a connect timeout per try.
     if (last_reconnect_error_)
       reconnect_delay_ = std::min(
           reconnect_delay_ * 2,
-          std::chrono::steady_clock::duration{std::chrono::seconds(16)});
+          std::chrono::steady_clock::duration{std::chrono::seconds(2)});
     last_failed_reconnect_ = now;
     last_reconnect_error_ = err;
     return err;
   }
   last_reconnect_error_ = caf::none;
-  reconnect_delay_ = std::chrono::seconds(1);
+  reconnect_delay_ = std::chrono::milliseconds(100);
   return caf::none;
 }
 

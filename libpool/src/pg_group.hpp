@@ -96,6 +96,9 @@ public:
   }
 
   caf::error apply(const change& x, const std::string& what) {
+    if (batch_->given_up(x)) // dropped from the replay, not stored
+      return lease_lost_error(x.operation, "given up: the server was out "
+                                           "of reach for too long");
     if (pg_batch::takes(x)) {
       // Fenced at the flush: see pg_batch.hpp.
       if (x.statement == pg_sql::push && batch_->has_push(x.operation))
@@ -111,18 +114,25 @@ public:
         return err;
     auto res = db_->run_raw(pg_statement_name(x.statement), x.args);
     if (auto err = db_->check(res.get(), what)) {
-      if (x.keyed && pg_sqlstate(res.get()) == "23505")
-        return key_taken(x, what);
+      if (x.keyed && pg_sqlstate(res.get()) == "23505") {
+        auto refused = key_taken(x, what);
+        if (is(refused, pool_errc::key_taken))
+          batch_->refuse(x.operation); // (reported if this was a replay)
+        return refused;
+      }
       return err;
     }
     if (x.keyed)
       if (auto err = db_->exec("RELEASE SAVEPOINT pool_key", what))
         return err;
-    if (x.fenced && std::atoi(PQcmdTuples(res.get())) == 0)
+    if (x.fenced && std::atoi(PQcmdTuples(res.get())) == 0) {
+      if (x.statement == pg_sql::push)
+        batch_->refuse(x.operation);
       return lease_lost_error(x.operation,
                               "another store took the lease back, or the "
                               "operation finished elsewhere: this outcome "
                               "is stale and was not recorded");
+    }
     return caf::none;
   }
 
@@ -168,11 +178,13 @@ public:
 /// none is open, in a transaction of its own that commits at once: writes
 /// that need no grouping (claims, lease renewals, pruning) never leave an
 /// idle store inside a transaction. `undo()` runs when that own
-/// transaction failed.
+/// transaction failed. With `replay`, changes that a rolled-back group
+/// kept (an outage) open a group for `body` and are written with it: the
+/// caller commits soon (the queue does after claims and renewals).
 template <class F, class Undo>
-auto in_group_or_alone(pg_group& group, pg_conn& db, F body, Undo undo)
-    -> decltype(body()) {
-  if (group.open())
+auto in_group_or_alone(pg_group& group, pg_conn& db, F body, Undo undo,
+                       bool replay = false) -> decltype(body()) {
+  if (group.open() || (replay && !group.kept().empty() && !group.broken()))
     return group.write_once(body);
   if (auto& broken = group.broken())
     return broken;

@@ -46,11 +46,12 @@ bool parse_notification(const std::string& payload, std::string& from,
 pg_listener::pg_listener(std::string conninfo,
                          std::chrono::seconds connect_timeout,
                          std::string channel, std::string self,
-                         caf::timespan safety_poll)
+                         caf::timespan safety_poll,
+                         std::vector<pg_conn::setup_step> setup)
     : db_(std::make_unique<pg_conn>(std::move(conninfo), connect_timeout)),
       channel_(std::move(channel)), self_(std::move(self)),
       safety_poll_(safety_poll) {
-  // nop
+  db_->set_setup(std::move(setup));
 }
 
 pg_listener::~pg_listener() {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <caf/error.hpp>
 #include <caf/timespan.hpp>
@@ -29,8 +30,11 @@ bool parse_notification(const std::string& payload, std::string& from,
 
 class pg_listener {
 public:
+  /// `setup` runs after each connect (the store's session lock and, after
+  /// an outage, the renewal of its leases: see pg_leases.cpp).
   pg_listener(std::string conninfo, std::chrono::seconds connect_timeout,
-              std::string channel, std::string self, caf::timespan safety_poll);
+              std::string channel, std::string self, caf::timespan safety_poll,
+              std::vector<pg_conn::setup_step> setup = {});
 
   /// Stops and joins the thread. Blocks for at most one poll.
   ~pg_listener();

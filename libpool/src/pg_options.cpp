@@ -44,6 +44,8 @@ caf::error pg_options::validate() const {
   if (connect_timeout_ < std::chrono::seconds(1) ||
       connect_timeout_ > std::chrono::hours(1))
     return bad("connect_timeout", "must be 1 s to 1 h");
+  if (outage_limit_ < std::chrono::seconds(1))
+    return bad("outage_limit", "must be at least 1 s");
   return caf::none;
 }
 

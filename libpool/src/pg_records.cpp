@@ -23,12 +23,13 @@ using detail::pg_sql;
 
 namespace {
 
-/// Expired leases taken back per renewal.
-constexpr int64_t reclaim_batch = 100;
-
 std::string name_of(pg_sql s) {
   return detail::pg_statement_name(s);
 }
+
+/// Keys whose lookup failed, remembered at most (each is forgotten at its
+/// next push or lookup).
+constexpr size_t max_unchecked_keys = 100000;
 
 } // namespace
 
@@ -40,12 +41,37 @@ caf::error pg_store::set_key(uint64_t operation, std::string key) {
       return broken;
     // Checked here for a clear answer; the unique index decides at the
     // push, should another store take the key in the meantime.
-    if (auto err = reconnect_if_idle())
-      return err;
-    auto owner = group_->read([&] {
-      return db_->run(name_of(pg_sql::key_owner), {opts_.queue(), key},
-                      "looking up key " + key);
-    });
+    // A key that `find_key` found free: finished operations count as well,
+    // from the same time on (one with the key may have finished since).
+    auto since = key_since_.find(key);
+    auto owner = [&]() -> caf::expected<detail::pg_result> {
+      if (auto err = reconnect_if_idle())
+        return err;
+      return group_->read([&] {
+        if (since != key_since_.end())
+          return db_->run(name_of(pg_sql::find_key),
+                          {opts_.queue(), key, since->second},
+                          "looking up key " + key);
+        return db_->run(name_of(pg_sql::key_owner), {opts_.queue(), key},
+                        "looking up key " + key);
+      });
+    }();
+    if (since != key_since_.end())
+      key_since_.erase(since);
+    // A key whose lookup of finished operations failed (the server was
+    // away) is not taken blind: an operation with it may have finished
+    // meanwhile (the unique index covers live ones only).
+    auto unchecked = unchecked_keys_.erase(key) > 0;
+    if ((!owner && unreachable()) || unchecked)
+      // (Nor can a finished operation with this key be found.)
+      return caf::make_error(
+          pool_errc::store_failed, db_->target(),
+          fmt::format("the server is out of reach, so unique key {} cannot "
+                      "be checked: the submit is refused; submit it again "
+                      "once the server is back ({})",
+                      key,
+                      owner ? std::string{"its lookup failed"}
+                            : detail::detail_of(owner.error())));
     if (!owner)
       return std::move(owner.error());
     if (PQntuples(owner->get()) > 0) {
@@ -69,18 +95,30 @@ caf::error pg_store::set_options(uint64_t operation, job_options opts) {
 std::optional<uint64_t> pg_store::find_key(const std::string& key,
                                            time_point now,
                                            caf::timespan window) {
+  auto unchecked = [&] {
+    if (unchecked_keys_.size() < max_unchecked_keys)
+      unchecked_keys_.insert(key);
+    return std::nullopt;
+  };
   try {
     if (group_->broken() || reconnect_if_idle())
-      return std::nullopt;
+      return unchecked();
+    auto since = to_server(now) - window.count();
     auto res = group_->read([&] {
-      return db_->run(name_of(pg_sql::find_key),
-                      {opts_.queue(), key, to_server(now) - window.count()},
+      return db_->run(name_of(pg_sql::find_key), {opts_.queue(), key, since},
                       "finding a key");
     });
-    // An error reads as "not found": the caller then runs the operation,
-    // which at-least-once delivery allows.
-    if (!res || PQntuples(res->get()) == 0)
+    // An error reads as "not found"; a push with the key is refused until
+    // a lookup of it succeeds (see set_key).
+    if (!res)
+      return unchecked();
+    unchecked_keys_.erase(key);
+    if (PQntuples(res->get()) == 0) {
+      // (Checked again at the push: see set_key.)
+      if (key_since_.size() < max_unchecked_keys)
+        key_since_[key] = since;
       return std::nullopt;
+    }
     return static_cast<uint64_t>(detail::pg_int(res->get(), 0, 0));
   } catch (...) {
     static_cast<void>(on_exception());
@@ -117,7 +155,7 @@ caf::error pg_store::note_failure(uint64_t operation,
               std::move(reason),
               owner_,
               held->second.token};
-    return group_->write(std::move(c), what);
+    return write(std::move(c), what);
   } catch (...) {
     return on_exception();
   }
@@ -142,6 +180,8 @@ caf::error pg_store::finish(uint64_t operation, const caf::message& result,
 caf::error pg_store::finish(uint64_t operation, const caf::error& failure,
                             time_point now) {
   try {
+    if (is(failure, pool_errc::drain_deadline))
+      return stopped(operation);
     std::vector<char> blob;
     if (auto err = detail::save(sys_, failure, blob))
       return caf::make_error(pool_errc::store_failed, db_->target(),
@@ -181,13 +221,40 @@ caf::error pg_store::finish_impl(uint64_t operation, int state,
   } else {
     c.statement = pg_sql::finish_queued;
   }
-  auto err = group_->write(std::move(c), fmt::format("recording the outcome "
-                                                     "of op#{}",
-                                                     operation));
+  auto err = write(std::move(c),
+                   fmt::format("recording the outcome of op#{}", operation));
   if (err)
     return err;
   held_.erase(operation);
   notify_finished_.push_back(operation);
+  return caf::none;
+}
+
+caf::error pg_store::stopped(uint64_t operation) {
+  // Its pool stopped it (a drain's deadline): not the operation's failure.
+  // A held attempt goes back unstarted, at once, for another store to run;
+  // a queued entry stays queued.
+  if (auto& broken = group_->broken())
+    return broken;
+  auto held = held_.find(operation);
+  if (held == held_.end())
+    return caf::none;
+  pg_change c;
+  c.statement = pg_sql::release_held;
+  c.operation = operation;
+  c.fenced = true;
+  c.args = {detail::as_int64(operation), owner_, held->second.token};
+  if (auto err = write(std::move(c), fmt::format("giving back op#{}",
+                                                 operation)))
+    return err;
+  held_.erase(held);
+  claimed_.erase(std::remove_if(claimed_.begin(), claimed_.end(),
+                                [operation](const claimed_entry& x) {
+                                  return x.record.id.operation == operation;
+                                }),
+                 claimed_.end());
+  notify_work_ = true;
+  counts_.stale = true;
   return caf::none;
 }
 
@@ -217,7 +284,7 @@ size_t pg_store::remove(uint64_t operation) {
       c.statement = pg_sql::cancel_queued;
     }
     // Refused when another store runs or finished it: nothing to remove.
-    if (group_->write(std::move(c), fmt::format("cancelling op#{}", operation)))
+    if (write(std::move(c), fmt::format("cancelling op#{}", operation)))
       return result;
     if (held == held_.end()) {
       result = 1;
@@ -237,13 +304,25 @@ std::optional<operation_record> pg_store::lookup(uint64_t operation) {
   try {
     if (group_->broken())
       return std::nullopt;
-    if (reconnect_if_idle())
-      return std::nullopt;
+    // Unreadable now (the server is out of reach): not finished as far as
+    // this store knows, with the reason; the shepherd looks up again.
+    auto unreadable = [&](caf::error err) {
+      reread_ = true;
+      operation_record x;
+      x.id = operation;
+      x.state = operation_state::queued;
+      x.error = std::move(err);
+      return std::optional<operation_record>{std::move(x)};
+    };
+    if (auto err = reconnect_if_idle())
+      return unreadable(std::move(err));
     auto row = group_->read([&] {
       return db_->run(name_of(pg_sql::select_operation),
                       {detail::as_int64(operation)}, "looking up");
     });
-    if (!row || PQntuples(row->get()) == 0)
+    if (!row)
+      return unreadable(std::move(row.error()));
+    if (PQntuples(row->get()) == 0)
       return std::nullopt;
     auto res = row->get();
     operation_record x;
@@ -269,7 +348,7 @@ std::optional<operation_record> pg_store::lookup(uint64_t operation) {
                       "reading an attempt history");
     });
     if (!history)
-      return std::nullopt;
+      return unreadable(std::move(history.error()));
     auto h = history->get();
     for (int i = 0; i < PQntuples(h); ++i) {
       attempt_failure f;
@@ -285,97 +364,6 @@ std::optional<operation_record> pg_store::lookup(uint64_t operation) {
     static_cast<void>(on_exception());
     return std::nullopt;
   }
-}
-
-// -- leases -------------------------------------------------------------------
-
-std::optional<caf::timespan> pg_store::lease_interval() const {
-  return opts_.lease() / 3;
-}
-
-caf::expected<std::vector<uint64_t>> pg_store::renew_leases(time_point now) {
-  try {
-    // The server's clock drifts from ours: measure again (outside a
-    // transaction; a failure keeps the old offset).
-    if (!group_->open() && db_->ok())
-      static_cast<void>(sync_clock());
-    auto t = to_server(now);
-    auto body = [&]() -> caf::expected<std::vector<uint64_t>> {
-      auto res = db_->run(name_of(pg_sql::renew),
-                          {opts_.queue(), owner_, t + opts_.lease().count()},
-                          "renewing leases");
-      if (!res)
-        return std::move(res.error());
-      std::unordered_set<uint64_t> renewed;
-      for (int i = 0; i < PQntuples(res->get()); ++i) {
-        auto id = static_cast<uint64_t>(detail::pg_int(res->get(), i, 0));
-        auto held = held_.find(id);
-        if (held != held_.end() &&
-            held->second.token == detail::pg_int(res->get(), i, 1))
-          renewed.insert(id);
-      }
-      std::vector<uint64_t> lost;
-      for (auto& [id, x] : held_)
-        if (renewed.count(id) == 0)
-          lost.push_back(id);
-      if (auto err = reclaim(now))
-        return err;
-      return lost;
-    };
-    auto lost = detail::in_group_or_alone(*group_, *db_, body, [] {});
-    if (!lost)
-      return std::move(lost.error());
-    for (auto id : *lost) {
-      held_.erase(id);
-      claimed_.erase(std::remove_if(claimed_.begin(), claimed_.end(),
-                                    [id](const claimed_entry& x) {
-                                      return x.record.id.operation == id;
-                                    }),
-                     claimed_.end());
-    }
-    return std::move(*lost);
-  } catch (...) {
-    return on_exception();
-  }
-}
-
-caf::error pg_store::reclaim(time_point now) {
-  auto t = to_server(now);
-  auto res =
-      db_->run(name_of(pg_sql::reclaim), {opts_.queue(), t, reclaim_batch},
-               "taking back expired leases");
-  if (!res)
-    return std::move(res.error());
-  auto rows = PQntuples(res->get());
-  for (int i = 0; i < rows; ++i) {
-    auto id = detail::pg_int(res->get(), i, 0);
-    auto attempt = detail::pg_int(res->get(), i, 1);
-    auto owner = detail::pg_text(res->get(), i, 2);
-    auto submitted = detail::pg_int(res->get(), i, 4);
-    auto reason = caf::make_error(
-        pool_errc::lease_lost, fmt::format("op#{}/{}", id, attempt),
-        fmt::format("the lease of {} expired; taken back by {}", owner,
-                    owner_));
-    std::vector<char> blob;
-    if (auto err = detail::save(sys_, reason, blob))
-      return err;
-    auto added = db_->run(name_of(pg_sql::add_failure),
-                          {id, attempt, t - submitted, std::move(blob)},
-                          "recording an expired lease");
-    if (!added)
-      return std::move(added.error());
-  }
-  if (rows > 0) {
-    // With this transaction: the others may claim them once it commits.
-    detail::pg_array payload{25};
-    payload.add_text(owner_ + " w");
-    auto sent = db_->run(name_of(pg_sql::notify), {channel_, payload.bytes()},
-                         "notifying");
-    if (!sent)
-      return std::move(sent.error());
-    counts_.stale = true;
-  }
-  return caf::none;
 }
 
 // -- retention ----------------------------------------------------------------

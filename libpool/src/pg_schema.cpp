@@ -81,6 +81,18 @@ CREATE INDEX operations_due ON {s}.operations (queue, priority DESC, due, seq)
   WHERE state = 0;
 UPDATE {s}.meta SET value = '3' WHERE name = 'schema_version';
 )sql",
+    // 4: attempts are spent only by running. A claimed entry's place in
+    // its store's hand-out order (claim number << 20 | position); how far
+    // each store handed out its claims (`owners`, written with its
+    // groups): an entry beyond that never started.
+    R"sql(
+ALTER TABLE {s}.operations ADD COLUMN handout bigint;
+CREATE TABLE {s}.owners (
+  owner text PRIMARY KEY,
+  handed bigint NOT NULL
+);
+UPDATE {s}.meta SET value = '4' WHERE name = 'schema_version';
+)sql",
 };
 
 static_assert(std::size(migrations) == pg_store::schema_version);
@@ -100,27 +112,32 @@ constexpr const char* statement_sql[] = {
     "priority = excluded.priority, ckey = excluded.ckey, "
     "options = coalesce(excluded.options, o.options), "
     "result = NULL, error = NULL, finished = NULL, owner = NULL, "
-    "lease_until = NULL WHERE o.state = 0 OR (o.state = 1 AND "
+    "lease_until = NULL, handout = NULL WHERE o.state = 0 OR (o.state = 1 AND "
     "o.owner = $8::text AND o.lease_token = $9::bigint) RETURNING o.id",
-    // claim: $1 queue, $2 now, $3 limit, $4 owner, $5 lease until. Higher
-    // priority first, then by due time (the index's order).
-    "WITH picked AS (SELECT id, priority AS level FROM {s}.operations WHERE "
-    "queue = $1 AND state = 0 AND due <= greatest($2, {now}) ORDER BY "
-    "priority DESC, due, seq LIMIT $3 FOR UPDATE SKIP LOCKED) UPDATE "
-    "{s}.operations o SET state = 1, owner = $4, lease_until = $5, "
-    "lease_token = o.lease_token + 1 FROM picked WHERE o.id = picked.id "
-    "RETURNING o.id, o.attempt, o.payload, o.lease_token, o.due, o.seq, "
-    "picked.level, o.priority, o.ckey, o.options",
-    // claim_aged: as claim, $6 the aging step in nanoseconds: an entry
+    // claim: $1 queue, $2 now, $3 limit, $4 owner, $5 lease until, $6 the
+    // claim's hand-out base. Higher priority first, then by due time (the
+    // index's order); each entry's hand-out place in that order.
+    "WITH picked AS (SELECT id, priority AS level, due, seq FROM "
+    "{s}.operations WHERE queue = $1 AND state = 0 AND due <= greatest($2, "
+    "{now}) ORDER BY priority DESC, due, seq LIMIT $3 FOR UPDATE SKIP "
+    "LOCKED), placed AS (SELECT id, level, row_number() OVER (ORDER BY "
+    "level DESC, due, seq) AS place FROM picked) UPDATE {s}.operations o SET "
+    "state = 1, owner = $4, lease_until = $5, handout = $6::bigint + "
+    "placed.place, lease_token = o.lease_token + 1 FROM placed WHERE o.id = "
+    "placed.id RETURNING o.id, o.attempt, o.payload, o.lease_token, "
+    "o.handout, placed.level, o.priority, o.ckey, o.options",
+    // claim_aged: as claim, $7 the aging step in nanoseconds: an entry
     // gains one level per step it has been due (sorts every due entry).
     "WITH t AS (SELECT greatest($2, {now}) AS now), picked AS (SELECT id, "
-    "priority + (t.now - due) / $6::bigint AS level FROM {s}.operations, t "
-    "WHERE queue = $1 AND state = 0 AND due <= t.now ORDER BY level DESC, "
-    "due, seq LIMIT $3 FOR UPDATE OF operations SKIP LOCKED) UPDATE "
-    "{s}.operations o SET state = 1, owner = $4, lease_until = $5, "
-    "lease_token = o.lease_token + 1 FROM picked WHERE o.id = picked.id "
-    "RETURNING o.id, o.attempt, o.payload, o.lease_token, o.due, o.seq, "
-    "picked.level, o.priority, o.ckey, o.options",
+    "priority + (t.now - due) / $7::bigint AS level, due, seq FROM "
+    "{s}.operations, t WHERE queue = $1 AND state = 0 AND due <= t.now "
+    "ORDER BY level DESC, due, seq LIMIT $3 FOR UPDATE OF operations SKIP "
+    "LOCKED), placed AS (SELECT id, level, row_number() OVER (ORDER BY "
+    "level DESC, due, seq) AS place FROM picked) UPDATE {s}.operations o SET "
+    "state = 1, owner = $4, lease_until = $5, handout = $6::bigint + "
+    "placed.place, lease_token = o.lease_token + 1 FROM placed WHERE o.id = "
+    "placed.id RETURNING o.id, o.attempt, o.payload, o.lease_token, "
+    "o.handout, placed.level, o.priority, o.ckey, o.options",
     // count_leases: $1 queue, $2 now.
     "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
     "lease_until >= $2",
@@ -163,19 +180,59 @@ constexpr const char* statement_sql[] = {
     // select_history: $1 operation.
     "SELECT attempt, after_submit, reason FROM {s}.failures WHERE "
     "operation = $1 ORDER BY n",
-    // renew: $1 queue, $2 owner, $3 lease until.
-    "UPDATE {s}.operations SET lease_until = $3 WHERE queue = $1 AND "
-    "owner = $2 AND state = 1 RETURNING id, lease_token",
-    // reclaim: $1 queue, $2 now, $3 limit.
-    "WITH expired AS (SELECT id, attempt, owner, lease_until, submitted FROM "
-    "{s}.operations WHERE queue = $1 AND state = 1 AND lease_until < $2 "
-    "ORDER BY lease_until LIMIT $3 FOR UPDATE SKIP LOCKED), "
-    "moved AS (UPDATE {s}.operations o SET state = 0, "
-    "attempt = o.attempt + 1, due = $2, seq = nextval('{s}.entry_seq'), "
-    "owner = NULL, lease_until = NULL, lease_token = o.lease_token + 1 "
-    "FROM expired e WHERE o.id = e.id RETURNING o.id) "
-    "SELECT e.id, e.attempt, e.owner, e.lease_until, e.submitted "
-    "FROM expired e JOIN moved m ON m.id = e.id",
+    // absent_owners: $1 queue, $2 the owners' lock space, $3 this store's
+    // owner. The owners holding leases of the queue whose session lock
+    // (`pg_try_advisory_lock_shared(space, id block)`, taken by each of
+    // their connections) no session holds: their process is gone, or cut
+    // off from the server.
+    "WITH alive AS MATERIALIZED (SELECT objid::bigint AS block FROM pg_locks "
+    "WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database "
+    "WHERE datname = current_database()) AND classid = ($2::bigint & "
+    "4294967295)::oid AND objsubid = 2 AND granted) SELECT DISTINCT owner "
+    "FROM {s}.operations WHERE queue = $1 AND state = 1 AND owner <> $3 AND "
+    "substring(owner FROM ':([0-9]+)$')::bigint NOT IN (SELECT block FROM "
+    "alive)",
+    // reclaim: $1 queue, $2 now, $3 limit, $4 owners gone (text[]). Leases
+    // that expired, or whose owner is gone. An attempt that had started
+    // (handed out as far as its owner's `owners` row says; one claimed by
+    // an older build counts as started) is a failed one: due now, attempt
+    // + 1. One that had not goes back as it was, in its place.
+    "WITH taken AS (SELECT o.id, o.attempt, o.owner, o.submitted, "
+    "coalesce(o.handout <= coalesce(w.handed, 0), true) AS started FROM "
+    "{s}.operations o LEFT JOIN {s}.owners w ON w.owner = o.owner WHERE "
+    "o.queue = $1 AND o.state = 1 AND (o.lease_until < $2 OR o.owner = "
+    "ANY($4::text[])) ORDER BY o.lease_until LIMIT $3 FOR UPDATE OF o SKIP "
+    "LOCKED), moved AS (UPDATE {s}.operations o SET state = 0, "
+    "attempt = o.attempt + t.started::integer, handout = NULL, "
+    "due = CASE WHEN t.started THEN $2 ELSE o.due END, "
+    "seq = CASE WHEN t.started THEN nextval('{s}.entry_seq') ELSE o.seq "
+    "END, owner = NULL, lease_until = NULL, lease_token = o.lease_token + 1 "
+    "FROM taken t WHERE o.id = t.id RETURNING o.id) SELECT t.id, "
+    "t.attempt, t.owner, t.started, t.submitted, t.owner = ANY($4::text[]) "
+    "FROM taken t JOIN moved m ON m.id = t.id",
+    // release: $1 owner. Every attempt the store holds goes back unstarted
+    // (the store closes): same attempt, same place in the queue.
+    "WITH gone AS (DELETE FROM {s}.owners WHERE owner = $1) UPDATE "
+    "{s}.operations SET state = 0, owner = NULL, lease_until = NULL, "
+    "handout = NULL, lease_token = lease_token + 1 WHERE owner = $1 AND "
+    "state = 1",
+    // release_held: $1 id, $2 owner, $3 token. One attempt goes back
+    // unstarted (its pool stopped it).
+    "UPDATE {s}.operations SET state = 0, owner = NULL, lease_until = NULL, "
+    "handout = NULL, lease_token = lease_token + 1 WHERE id = $1 AND "
+    "state = 1 AND owner = $2 AND lease_token = $3",
+    // owner_lock: $1 lock space, $2 id block. Held by each connection of a
+    // store while it lives (absent_owners).
+    "SELECT pg_try_advisory_lock_shared($1::integer, $2::integer)",
+    // handed: $1 owner, $2 the hand-out place of the last entry handed out
+    // to run (claim.cpp).
+    "INSERT INTO {s}.owners AS w (owner, handed) VALUES ($1, $2) ON "
+    "CONFLICT (owner) DO UPDATE SET handed = greatest(w.handed, "
+    "excluded.handed)",
+    // forget_owners: $1 owners gone (text[]) that hold no lease any more.
+    "DELETE FROM {s}.owners w WHERE w.owner = ANY($1::text[]) AND NOT "
+    "EXISTS (SELECT 1 FROM {s}.operations o WHERE o.owner = w.owner AND "
+    "o.state = 1)",
     // counts: $1 queue, $2 now.
     "WITH t AS (SELECT greatest($2, {now}) AS now) SELECT count(*) FILTER "
     "(WHERE due <= t.now), count(*) FILTER (WHERE due > t.now), min(due) "
@@ -228,6 +285,15 @@ constexpr const char* batch_sql[] = {
     "$3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[]) AS u(id, state, "
     "result, error, finished, token) WHERE o.id = u.id AND (o.state = 1 "
     "AND o.owner = $7 AND o.lease_token = u.token) IS TRUE RETURNING o.id",
+    // renew_held: the leases this store holds. $1 ids, $2 tokens (arrays),
+    // $3 owner, $4 lease until.
+    "UPDATE {s}.operations o SET lease_until = $4 FROM unnest($1::bigint[], "
+    "$2::bigint[]) AS u(id, token) WHERE o.id = u.id AND (o.state = 1 AND "
+    "o.owner = $3 AND o.lease_token = u.token) IS TRUE RETURNING o.id",
+    // renew_owned: every lease of owner $1, to at least now + $2 ns (a
+    // store's listener, when it reconnects after an outage).
+    "UPDATE {s}.operations SET lease_until = greatest(lease_until, {now} + "
+    "$2::bigint) WHERE owner = $1 AND state = 1",
 };
 
 // The server's clock in nanoseconds since the Unix epoch.
@@ -342,6 +408,16 @@ caf::error migrate_locked(pg_conn& db, const std::string& schema, int upto) {
 }
 
 } // namespace
+
+int32_t pg_owner_lock_space(const std::string& schema) {
+  uint32_t h = 2166136261u; // FNV-1a, 32 bit
+  for (auto c : "owner/" + schema) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  auto result = static_cast<int32_t>(h);
+  return result != pg_lock_space ? result : result + 1;
+}
 
 const std::string& pg_statement_name(pg_sql s) {
   static const auto names = [] {

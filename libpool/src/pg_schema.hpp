@@ -15,6 +15,10 @@ namespace pool::detail {
 /// The first key of every advisory lock of the pool: "CAFP".
 constexpr int32_t pg_lock_space = 0x43414650;
 
+/// The first key of the session locks that say a store of `schema` lives
+/// (the second is its id block): other than `pg_lock_space`.
+int32_t pg_owner_lock_space(const std::string& schema);
+
 /// The prepared statements of a store; their text is in pg_schema.cpp.
 enum class pg_sql {
   push,
@@ -33,8 +37,13 @@ enum class pg_sql {
   key_owner,
   select_operation,
   select_history,
-  renew,
+  absent_owners,
   reclaim,
+  release,
+  release_held,
+  owner_lock,
+  handed,
+  forget_owners,
   counts,
   prune,
   notify,
@@ -57,6 +66,8 @@ caf::error pg_migrate(pg_conn& db, const std::string& schema, int upto);
 enum class pg_batch_sql {
   push_many,
   finish_many,
+  renew_held,
+  renew_owned,
 };
 
 /// The text of batch statement `s` for `schema`.

@@ -67,8 +67,10 @@ pg_store::pg_store(caf::actor_system& sys, std::string conninfo,
 }
 
 pg_store::~pg_store() {
-  // The listener first: its thread must not outlive the store. Closing the
-  // connection discards an uncommitted group.
+  // What this store holds goes back first, while its session lock still
+  // says it lives; then the listener: its thread must not outlive the
+  // store. Closing the connection discards an uncommitted group.
+  release_all();
   listener_.reset();
   group_.reset();
   batch_.reset();
@@ -121,14 +123,36 @@ caf::error pg_store::init() {
   owner_ = fmt::format("{}:{}:{}", host_name(), ::getpid(), number);
   channel_ = fmt::format("caf_pool_{:016x}",
                          fnv1a(opts_.schema() + '\0' + opts_.queue()));
+  // Every connection of the store holds its session lock while it lives:
+  // other stores see at once when its process is gone (pg_leases.cpp).
+  lock_space_ = detail::pg_owner_lock_space(opts_.schema());
+  block_ = static_cast<int64_t>(number);
+  detail::pg_conn::setup_step lock{
+      "SELECT pg_try_advisory_lock_shared($1::integer, $2::integer)",
+      {int64_t{lock_space_}, block_},
+      "taking the store's session lock"};
+  if (auto err = db.query(lock.text, lock.params, lock.what); !err)
+    return std::move(err.error());
+  db.set_setup({lock});
   if (auto err = sync_clock())
     return err;
+  seen_connects_ = db.connects();
+  connected_at_ = to_server(sys_.clock().now());
   batch_ = std::make_unique<detail::pg_batch>(opts_.schema());
   claim_size_ = std::make_unique<detail::pg_claim_size>(opts_.claim_batch());
   group_ = std::make_unique<detail::pg_group>(
       db, *batch_, [this] { return after_rollback(); });
+  // The listener reconnects first after an outage (within a second): its
+  // connection takes the lock again and keeps this store's leases alive
+  // until the store itself renews them.
+  detail::pg_conn::setup_step renew{
+      detail::pg_batch_statement(detail::pg_batch_sql::renew_owned,
+                                 opts_.schema()),
+      {owner_, int64_t{opts_.lease().count()}},
+      "renewing the store's leases"};
   listener_ = std::make_unique<detail::pg_listener>(
-      conninfo_, timeout, channel_, owner_, opts_.safety_poll());
+      conninfo_, timeout, channel_, owner_, opts_.safety_poll(),
+      std::vector<detail::pg_conn::setup_step>{lock, std::move(renew)});
   return listener_->start();
 }
 
@@ -245,8 +269,12 @@ caf::error pg_store::push(work_record x, time_point due, time_point now) {
                                    + describe(err));
       c.args[11] = std::move(bytes);
     }
-    if (auto err = group_->write(std::move(c), what, x.id))
+    // Not reported lost by a rollback: kept for the next commit like any
+    // other change (after_failed_commit gives pushes up when it must).
+    if (auto err = write(std::move(c), what)) {
+      batch_->unrefuse(op); // refused to its caller, here and now
       return err;
+    }
     if (key != pending_keys_.end())
       pending_keys_.erase(key);
     if (opts != pending_options_.end())
@@ -280,6 +308,7 @@ std::optional<work_record> pg_store::pop_due(time_point now) {
     if (claimed_.empty())
       return std::nullopt;
     auto result = std::move(claimed_.front().record);
+    handed_ = std::max(handed_, claimed_.front().handout);
     claimed_.erase(claimed_.begin());
     if (claimed_.empty())
       claim_size_->drained(now - claimed_at_);
@@ -291,25 +320,35 @@ std::optional<work_record> pg_store::pop_due(time_point now) {
 }
 
 void pg_store::refresh_counts(time_point now) {
+  reclaim_if_due(now);
   auto t = to_server(now);
   auto due_passed = counts_.next_due && *counts_.next_due <= t;
   if (!counts_.stale && !due_passed && t - counts_.read_at < counts_max_age_ns)
     return;
-  if (counts_.read_at != 0 && t - counts_.read_at < counts_min_age_ns)
+  if (counts_.read_at != 0 && t - counts_.read_at < counts_min_age_ns
+      && !counts_.unreachable)
     return;
-  if (reconnect_if_idle())
+  auto read = [&]() -> caf::expected<detail::pg_result> {
+    if (auto err = reconnect_if_idle())
+      return err;
+    return group_->read([&] {
+      return db_->run(detail::pg_statement_name(pg_sql::counts),
+                      {opts_.queue(), t}, "counting the queue's entries");
+    });
+  }();
+  // Estimates until the next read; nothing to claim while the server is
+  // out of reach (reconnecting, its listener wakes the queue).
+  counts_.unreachable = !read && unreachable();
+  if (!read) {
+    counts_.stale = true;
     return;
-  auto res = group_->read([&] {
-    return db_->run(detail::pg_statement_name(pg_sql::counts),
-                    {opts_.queue(), t}, "counting the queue's entries");
-  });
-  if (!res)
-    return; // estimates until the next read
-  counts_.available = static_cast<size_t>(detail::pg_int(res->get(), 0, 0));
-  counts_.delayed = static_cast<size_t>(detail::pg_int(res->get(), 0, 1));
+  }
+  auto res = read->get();
+  counts_.available = static_cast<size_t>(detail::pg_int(res, 0, 0));
+  counts_.delayed = static_cast<size_t>(detail::pg_int(res, 0, 1));
   counts_.next_due.reset();
-  if (!detail::pg_null(res->get(), 0, 2))
-    counts_.next_due = detail::pg_int(res->get(), 0, 2);
+  if (!detail::pg_null(res, 0, 2))
+    counts_.next_due = detail::pg_int(res, 0, 2);
   counts_.read_at = t;
   counts_.stale = false;
 }
@@ -317,6 +356,8 @@ void pg_store::refresh_counts(time_point now) {
 size_t pg_store::available(time_point now) {
   try {
     refresh_counts(now);
+    if (counts_.unreachable)
+      return claimed_.size();
     return counts_.available + claimed_.size();
   } catch (...) {
     static_cast<void>(on_exception());
@@ -337,96 +378,19 @@ size_t pg_store::delayed(time_point now) {
 std::optional<pg_store::time_point> pg_store::next_due(time_point now) {
   try {
     refresh_counts(now);
-    if (!counts_.next_due)
+    if (counts_.unreachable)
       return std::nullopt;
-    return from_server(*counts_.next_due);
+    std::optional<time_point> result;
+    if (counts_.next_due)
+      result = from_server(*counts_.next_due);
+    // Leases of a store that is gone come back when its grace ends.
+    if (recheck_at_ && (!result || *recheck_at_ < *result))
+      result = std::max(*recheck_at_, now);
+    return result;
   } catch (...) {
     static_cast<void>(on_exception());
     return std::nullopt;
   }
-}
-
-// -- group commit -------------------------------------------------------------
-
-caf::error pg_store::commit() {
-  try {
-    fenced_.clear();
-    if (notify_work_ || !notify_finished_.empty()) {
-      // Sent with the commit: listeners hear of it once it is visible.
-      // The batch goes first: what it refuses did not finish here.
-      static_cast<void>(group_->flush()); // an error rolled back: see below
-      auto sent = group_->write_once([&]() -> caf::expected<size_t> {
-        batch_->drop_refused(notify_finished_);
-        detail::pg_array payloads{25}; // text[]: one round trip for all
-        if (notify_work_)
-          payloads.add_text(owner_ + " w");
-        for (size_t i = 0; i < notify_finished_.size();
-             i += ids_per_notification) {
-          auto text = owner_ + " d ";
-          auto end =
-              std::min(notify_finished_.size(), i + ids_per_notification);
-          for (auto j = i; j < end; ++j) {
-            if (j > i)
-              text += ',';
-            text += std::to_string(notify_finished_[j]);
-          }
-          payloads.add_text(text);
-        }
-        auto res = db_->run(detail::pg_statement_name(pg_sql::notify),
-                            {channel_, payloads.bytes()}, "notifying");
-        if (!res)
-          return std::move(res.error());
-        return payloads.size();
-      });
-      static_cast<void>(sent); // a failure rolled the group back: see below
-    }
-    auto err = group_->commit();
-    if (!err) {
-      fenced_ = batch_->refused();
-      batch_->clear();
-      if (!fenced_.empty())
-        counts_.stale = true;
-      notify_work_ = false;
-      notify_finished_.clear();
-      for (auto& x : claimed_)
-        x.in_group = false;
-    }
-    return err;
-  } catch (...) {
-    return on_exception();
-  }
-}
-
-caf::error pg_store::after_rollback() {
-  // Claims of the group are void: their entries are queued again.
-  claimed_.erase(std::remove_if(claimed_.begin(), claimed_.end(),
-                                [this](const claimed_entry& x) {
-                                  if (x.in_group)
-                                    held_.erase(x.record.id.operation);
-                                  return x.in_group;
-                                }),
-                 claimed_.end());
-  notify_work_ = false;
-  counts_.stale = true;
-  return caf::none;
-}
-
-void pg_store::discard() {
-  try {
-    pending_keys_.clear();
-    pending_options_.clear();
-    group_->discard();
-  } catch (...) {
-    static_cast<void>(on_exception());
-  }
-}
-
-std::vector<attempt_id> pg_store::lost_pushes() const {
-  return group_->lost();
-}
-
-std::vector<uint64_t> pg_store::fenced() const {
-  return fenced_;
 }
 
 uint64_t pg_store::last_operation_id() {
@@ -439,6 +403,12 @@ void pg_store::set_wakeup(std::function<void()> f) {
 
 store_notifications pg_store::poll_notifications() {
   auto result = listener_->take();
+  if (reread_ && db_->ok()) {
+    // A lookup failed while the server was out of reach: what the
+    // shepherd awaits is read again.
+    reread_ = false;
+    result.missed = true;
+  }
   if (result.work || result.missed)
     counts_.stale = true;
   return result;

@@ -11,6 +11,16 @@ namespace pool {
 
 namespace {
 
+/// Over a shared PostgreSQL queue a hand-out is a start: an attempt whose
+/// process dies costs one only if it ran (docs/postgres.md), so nothing is
+/// taken out ahead of the workers.
+dispatch_tuning tuning_for(const pool_options& opts) {
+  auto result = opts.dispatch();
+  if (opts.postgres_conninfo())
+    result.prefetch = result.lookahead = false;
+  return result;
+}
+
 backoff make_backoff(const pool_options& opts) {
   auto seed = opts.seed() ? *opts.seed() : std::random_device{}();
   return backoff{opts.backoff_initial(), opts.backoff_max(),
@@ -27,7 +37,7 @@ shepherd_core::shepherd_core(pool_options opts, bool durable,
            make_backoff(opts_)),
       mon_(opts_, fx_),
       gate_(opts_.rate_limit()),
-      disp_(opts_.dispatch(), opts_.attempt_timeout(), durable, roster_, table_,
+      disp_(tuning_for(opts_), opts_.attempt_timeout(), durable, roster_, table_,
             link_, mon_, fx_, *this, gate_, opts_.key_flow()) {
   roster_.set_configured(opts_.workers());
   watch_callers_ = opts_.skip_orphaned();

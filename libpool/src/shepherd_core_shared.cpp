@@ -15,6 +15,11 @@ void shepherd_core::take_shared(std::vector<work_record>& records) {
   auto t = now();
   for (auto& record : records) {
     auto id = record.id.operation;
+    // (The operation's own options, as the store keeps them.)
+    operation_policy own;
+    own.priority = record.priority;
+    own.max_attempts = record.max_attempts;
+    own.attempt_timeout = record.budget;
     auto op = table_.find(id);
     if (op == nullptr) {
       // Accepted by another shepherd of the queue: run here, no caller.
@@ -23,30 +28,37 @@ void shepherd_core::take_shared(std::vector<work_record>& records) {
       x.attempt = record.id.attempt;
       x.submitted_at = t;
       x.stamp = t;
-      // (The operation's own options, as the store keeps them.)
-      operation_policy own;
-      own.priority = record.priority;
-      own.max_attempts = record.max_attempts;
-      own.attempt_timeout = record.budget;
       table_.adopt(id, std::move(x), t, own, false);
       if (!record.concurrency_key.empty())
         table_.extras_of(id).concurrency_key = record.concurrency_key;
       ++mon_.counters().adopted;
-      // Taken back from a dead shepherd once too often: its last attempt
-      // was the last one allowed. (The attempt number also counts
-      // snoozes, which this shepherd cannot see: it never fails an
-      // operation earlier than the pool's own limit would.)
-      auto allowed = std::max(sup_.attempts_for(own),
-                              sup_.attempts_for(operation_policy{}));
-      if (record.id.attempt > allowed) {
-        fail(id, caf::make_error(pool_errc::operation_failed, id,
-                                 std::vector<attempt_failure>{}));
-      }
-      continue;
-    }
-    if (record.id.attempt > op->attempt) {
-      // A lease taken back from this shepherd: the new attempt is current.
+    } else if (record.id.attempt > op->attempt) {
+      // A lease taken back (from this shepherd, or from the one that ran
+      // an operation submitted here too): the new attempt is current.
       table_.wait(id, record.id.attempt, t, t);
+    }
+    // Taken back from a dead shepherd once too often: its last attempt
+    // was the last one allowed. (The attempt number also counts snoozes,
+    // which this shepherd cannot see: it never fails an operation earlier
+    // than the pool's own limit would.)
+    auto allowed = std::max(sup_.attempts_for(own),
+                            sup_.attempts_for(operation_policy{}));
+    if (record.id.attempt > allowed) {
+      // (Each earlier attempt ran where its lease was lost; the store has
+      // their histories.)
+      std::vector<attempt_failure> lost;
+      for (uint32_t n = 1; n < record.id.attempt; ++n)
+        lost.push_back(attempt_failure{
+            n, caf::timespan{0},
+            caf::make_error(pool_errc::lease_lost,
+                            "op#" + std::to_string(id) + "/"
+                                + std::to_string(n),
+                            std::string{"it ran where its lease was lost "
+                                        "(the process stopped or lost the "
+                                        "database); see the operation's "
+                                        "stored history"})});
+      fail(id, caf::make_error(pool_errc::operation_failed, id,
+                               std::move(lost)));
     }
   }
 }

@@ -193,3 +193,19 @@ TEST_CASE("--http-token-file needs --http, and --help shows no way to put "
   CHECK(text.find("--http-token-file") != std::string::npos);
   CHECK(text.find("--token ") == std::string::npos);
 }
+
+TEST_CASE("--queue-outage takes a duration of at least 1s, with --queue" *
+          doctest::timeout(10)) {
+  auto q = "postgres://db/jobs";
+  auto ok = parse({"--queue", q, "--queue-outage", "90s", "echo"});
+  REQUIRE(ok.error.empty());
+  CHECK(ok.options.queue_outage == std::chrono::seconds(90));
+  CHECK(parse({"--queue", q, "echo"}).options.queue_outage
+        == std::chrono::minutes(5));
+  for (auto bad : {"500ms", "soon", "0"})
+    CHECK(parse({"--queue", q, "--queue-outage", bad, "echo"})
+              .error.find("--queue-outage")
+          != std::string::npos);
+  CHECK(parse({"--queue-outage", "1min", "echo"}).error.find("with --queue")
+        != std::string::npos);
+}

@@ -42,7 +42,9 @@ public:
   /// How long a claimed attempt stays leased to this store without a
   /// renewal (`renew_leases`, due every `lease / 3`); an attempt whose
   /// lease expired is taken back by any store of the queue, counted as a
-  /// failed attempt. At least 1 s; default 30 s.
+  /// failed attempt if it had started. (A store whose process is gone
+  /// loses its leases at once, see docs/postgres.md.) At least 1 s;
+  /// default 30 s.
   pg_options& lease(caf::timespan x) {
     lease_ = x;
     return *this;
@@ -113,6 +115,22 @@ public:
     return connect_timeout_;
   }
 
+  /// How long the store waits for an unreachable database (stopped,
+  /// restarting, a lost connection) before it gives up the submits that
+  /// wait: meanwhile it keeps every change and commits it once the server
+  /// is back, so callers see the outage as latency; then the waiting
+  /// submits are refused with `store_failed` naming this limit. Outcomes
+  /// wait for the database for as long as the process runs. At least
+  /// 1 s; default 5 min.
+  pg_options& outage_limit(caf::timespan x) {
+    outage_limit_ = x;
+    return *this;
+  }
+
+  caf::timespan outage_limit() const noexcept {
+    return outage_limit_;
+  }
+
   /// Returns `pool_errc::invalid_option` naming the first bad field, or
   /// `none`.
   caf::error validate() const;
@@ -126,6 +144,7 @@ private:
   caf::timespan safety_poll_ = std::chrono::seconds(5);
   size_t claim_batch_ = 128;
   caf::timespan connect_timeout_ = std::chrono::seconds(5);
+  caf::timespan outage_limit_ = std::chrono::minutes(5);
 };
 
 } // namespace pool

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -26,6 +27,7 @@ class pg_claim_size;
 class pg_conn;
 class pg_group;
 class pg_listener;
+struct pg_change;
 
 } // namespace detail
 
@@ -51,6 +53,14 @@ class pg_listener;
 ///   and `poll_notifications` says what happened.
 /// - Operation ids come from a block reserved at open (block << 32), so
 ///   stores never number alike.
+/// - Outages: while the server is out of reach, every change is kept and
+///   written by the first commit that reaches it again; pushes are given
+///   up (`lost_pushes`) once the outage outlasts `outage_limit`.
+/// - Attempts are spent only by running: a lease taken back from an
+///   attempt that was never handed out costs no attempt; a store that
+///   closes gives back what it holds at once (unstarted), and the leases
+///   of a store whose process is gone (its session lock released) are
+///   taken back without waiting for them to expire.
 ///
 /// Payloads, results and errors are stored with CAF's binary serializer,
 /// as in `sqlite_store`. Times are the server's clock (the offset to the
@@ -67,7 +77,7 @@ public:
 
   /// The schema version this build reads and writes; older schemas are
   /// migrated at open.
-  static constexpr int32_t schema_version = 3;
+  static constexpr int32_t schema_version = 4;
 
   /// Connects to the server `conninfo` names (a `postgres://` URI or
   /// `key=value` pairs, as libpq takes them), creates or migrates the
@@ -179,6 +189,8 @@ private:
     work_record record;
     /// Claimed in the open group (gone if it rolls back).
     bool in_group;
+    /// Its place in this store's hand-out order (pg_leases.cpp).
+    int64_t handout;
   };
 
   /// Cached counts of the queue's unclaimed entries.
@@ -188,6 +200,8 @@ private:
     std::optional<int64_t> next_due;
     int64_t read_at = 0;
     bool stale = true;
+    /// The server is out of reach: nothing can be claimed until it is back.
+    bool unreachable = false;
   };
 
   pg_store(caf::actor_system& sys, std::string conninfo, pg_options opts);
@@ -200,9 +214,36 @@ private:
   /// Claims up to `claim_batch` due entries into `claimed_` (pg_claim.cpp).
   caf::error claim(time_point now);
 
-  /// Takes back expired leases of the queue (any store's); records each as
-  /// a failed attempt.
-  caf::error reclaim(time_point now);
+  /// Takes back the expired leases of the queue and those of stores whose
+  /// process is gone (pg_leases.cpp); records each attempt that had started
+  /// as a failed attempt. Unless `always`, at most every second.
+  caf::error reclaim(time_point now, bool always);
+
+  /// Runs `reclaim` once `recheck_at_` passed: the pool counts what came
+  /// back, also when it has nothing else to claim (pg_leases.cpp).
+  void reclaim_if_due(time_point now);
+
+  /// The stores holding leases of the queue whose session lock has been
+  /// gone for a while (pg_leases.cpp).
+  caf::expected<std::vector<std::string>> gone_owners(time_point now);
+
+  /// Gives back every attempt this store holds, unstarted (when it
+  /// closes). Never throws.
+  void release_all() noexcept;
+
+  /// Writes `c` into the group. A change that the lost connection to the
+  /// server rolled back is kept for the next commit: then the result is
+  /// none (the outage began).
+  caf::error write(detail::pg_change c, const std::string& what);
+
+  /// Whether the connection to the server is lost (an outage).
+  bool unreachable() const noexcept;
+
+  /// After a failed commit (pg_commit.cpp): during an outage within
+  /// `outage_limit`, every change waits for the next commit; else the
+  /// pushes are given up (reported by `lost_pushes`). Returns the error
+  /// that the commit reports.
+  caf::error after_failed_commit(caf::error err);
 
   /// Reads the counts again when stale, at most every 20 ms.
   void refresh_counts(time_point now);
@@ -212,6 +253,10 @@ private:
 
   /// After a rollback: drops what the group had claimed.
   caf::error after_rollback();
+
+  /// A drain's deadline stopped `operation`: a held attempt goes back
+  /// unstarted (pg_records.cpp).
+  caf::error stopped(uint64_t operation);
 
   caf::error finish_impl(uint64_t operation, int state,
                          std::vector<char> result, std::vector<char> error,
@@ -259,6 +304,36 @@ private:
   std::vector<uint64_t> notify_finished_;
   /// What the last successful commit refused (see `fenced`).
   std::vector<uint64_t> fenced_;
+  /// The pushes the last failed commit gave up (see `lost_pushes`).
+  std::vector<attempt_id> lost_;
+  /// Since when the server is out of reach (the first change it lost).
+  std::optional<time_point> outage_since_;
+  /// Keys whose `find_key` failed: a push with one is refused until a
+  /// lookup of it succeeds (pg_records.cpp).
+  std::unordered_set<std::string> unchecked_keys_;
+  /// Keys that `find_key` found free, with the start of its window (the
+  /// server's clock): the push checks them again (pg_records.cpp).
+  std::unordered_map<std::string, int64_t> key_since_;
+  /// A lookup failed: ask the shepherd to look up again (`missed`).
+  bool reread_ = false;
+  /// The session locks of the queue's stores (pg_leases.cpp).
+  int32_t lock_space_ = 0;
+  int64_t block_ = 0;
+  /// Stores whose session lock was found gone, and when.
+  std::unordered_map<std::string, time_point> absent_since_;
+  time_point owners_checked_;
+  /// When `reclaim` may find more to take back (a grace ends): `next_due`
+  /// wakes the pool then, also when nothing else is due.
+  std::optional<time_point> recheck_at_;
+  /// When this store's connection was (re)made, by the server's clock, as
+  /// `reclaim` first saw it; the connects it has seen.
+  int64_t connected_at_ = 0;
+  uint64_t seen_connects_ = 0;
+  /// Claims made; the hand-out place of the last entry handed out, and of
+  /// the last one the `owners` table has (pg_leases.cpp).
+  int64_t claims_ = 0;
+  int64_t handed_ = 0;
+  int64_t handed_written_ = 0;
 };
 
 } // namespace pool
