@@ -42,19 +42,24 @@ bool replacement(std::string_view inner, command_template::part& out) {
     out.kind = op::slot;
     return true;
   }
+  // {-n}: the n-th field from the end.
+  bool negative = !inner.empty() && inner[0] == '-';
+  size_t sign = negative ? 1 : 0;
   size_t digits = 0;
-  while (digits < inner.size() &&
-         std::isdigit(static_cast<unsigned char>(inner[digits])))
+  while (sign + digits < inner.size() &&
+         std::isdigit(static_cast<unsigned char>(inner[sign + digits])))
     ++digits;
-  size_t position = 0;
+  int64_t position = 0;
   if (digits > 0) {
-    if (digits > 6 || inner[0] == '0')
+    if (digits > 6 || inner[sign] == '0')
       return false;
-    position = std::stoul(std::string{inner.substr(0, digits)});
-  }
-  if (!op_of(inner.substr(digits), out.kind))
+    position = std::stol(std::string{inner.substr(sign, digits)});
+  } else if (negative) {
     return false;
-  out.position = position;
+  }
+  if (!op_of(inner.substr(sign + digits), out.kind))
+    return false;
+  out.position = negative ? -position : position;
   return true;
 }
 
@@ -94,7 +99,13 @@ size_t field_count(const arguments& args) {
   return n;
 }
 
-const std::string* field_at(const arguments& args, size_t position) {
+const std::string* field_at(const arguments& args, int64_t signed_position) {
+  auto count = static_cast<int64_t>(field_count(args));
+  if (signed_position < 0)
+    signed_position += count + 1; // {-1}: the last one
+  if (signed_position <= 0 || signed_position > count)
+    return nullptr;
+  auto position = static_cast<size_t>(signed_position);
   for (auto& rec : args) {
     if (position <= rec.size())
       return &rec[position - 1];
@@ -127,8 +138,9 @@ std::string apply_op(op kind, std::string_view value) {
   }
 }
 
-command_template::command_template(std::string_view text, bool context_replace)
-    : context_replace_(context_replace) {
+command_template::command_template(std::string_view text, bool context_replace,
+                                   std::string_view whole)
+    : context_replace_(context_replace), whole_(whole) {
   parse(text);
   if (!context_replace_)
     return;
@@ -139,6 +151,7 @@ command_template::command_template(std::string_view text, bool context_replace)
     if (end == std::string_view::npos)
       end = text.size();
     command_template word;
+    word.whole_ = whole_;
     word.parse(text.substr(i, end - i));
     words_.push_back(std::move(word.parts_));
     i = end + 1;
@@ -153,15 +166,28 @@ void command_template::parse(std::string_view text) {
       parts_.push_back(part{op::text, std::move(literal), 0});
     literal.clear();
   };
+  bool custom = whole_ != "{}";
   while (i < text.size()) {
+    if (custom && text.compare(i, whole_.size(), whole_) == 0) {
+      // -I STR: STR is the argument.
+      flush();
+      has_replacements_ = true;
+      parts_.push_back(part{op::whole, whole_, 0});
+      i += whole_.size();
+      continue;
+    }
     if (text[i] == '{') {
       auto close = text.find('}', i + 1);
       part rep;
-      if (close != std::string_view::npos &&
-          replacement(text.substr(i + 1, close - i - 1), rep)) {
+      auto inner = close == std::string_view::npos
+                       ? std::string_view{}
+                       : text.substr(i + 1, close - i - 1);
+      if (close != std::string_view::npos && !(custom && inner.empty()) &&
+          replacement(inner, rep)) {
         flush();
         has_replacements_ = true;
         uses_slot_ = uses_slot_ || rep.kind == op::slot;
+        rep.text = std::string{text.substr(i, close - i + 1)};
         parts_.push_back(std::move(rep));
         i = close + 1;
         continue;
@@ -173,6 +199,7 @@ void command_template::parse(std::string_view text) {
 }
 
 void command_template::expand_parts(const std::vector<part>& parts,
+                                    const arguments& all,
                                     const arguments& args, uint64_t seq,
                                     bool quote, std::string& out) const {
   for (auto& p : parts) {
@@ -187,8 +214,10 @@ void command_template::expand_parts(const std::vector<part>& parts,
         out += slot_mark;
         break;
       default:
-        if (p.position > 0) {
-          if (auto value = field_at(args, p.position))
+        if (p.position != 0) {
+          // Positional: of all the command's fields, also in a word that
+          // repeats per record (-X, -N), as GNU parallel has it.
+          if (auto value = field_at(all, p.position))
             append_value(out, apply_op(p.kind, *value), quote);
           break;
         }
@@ -208,7 +237,7 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
                                      bool quote) const {
   std::string out;
   if (!has_replacements_) {
-    expand_parts(parts_, args, seq, quote, out);
+    expand_parts(parts_, args, args, seq, quote, out);
     for (auto& rec : args)
       for (auto& value : rec) {
         out += ' ';
@@ -217,7 +246,7 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
     return out;
   }
   if (!context_replace_ || field_count(args) == 0) {
-    expand_parts(parts_, args, seq, quote, out);
+    expand_parts(parts_, args, args, seq, quote, out);
     return out;
   }
   // -X: a word with an argument replacement once per record.
@@ -228,9 +257,9 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
     first_word = false;
     bool per_record = false;
     for (auto& p : word)
-      per_record = per_record || is_argument_op(p.kind);
+      per_record = per_record || (is_argument_op(p.kind) && p.position == 0);
     if (!per_record) {
-      expand_parts(word, args, seq, quote, out);
+      expand_parts(word, args, args, seq, quote, out);
       continue;
     }
     bool first_rec = true;
@@ -238,8 +267,27 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
       if (!first_rec)
         out += ' ';
       first_rec = false;
-      expand_parts(word, arguments{rec}, seq, quote, out);
+      expand_parts(word, args, arguments{rec}, seq, quote, out);
     }
+  }
+  return out;
+}
+
+std::string quoted_template(const std::vector<std::string>& words,
+                            const std::string& whole) {
+  std::string out;
+  bool first = true;
+  for (auto& word : words) {
+    if (!first)
+      out += ' ';
+    first = false;
+    if (word.empty()) {
+      out += "''";
+      continue;
+    }
+    command_template parsed{word, false, whole};
+    for (auto& p : parsed.parts())
+      out += p.kind == op::text ? shell_quote(p.text) : p.text;
   }
   return out;
 }

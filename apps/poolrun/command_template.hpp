@@ -21,7 +21,7 @@ constexpr char slot_mark = '\0';
 
 /// A parsed template: literal text and replacement strings `{}` `{.}` `{/}`
 /// `{//}` `{/.}` `{#}` `{%}` and positional `{n}` `{n.}` `{n/}` `{n//}`
-/// `{n/.}`. Anything else in braces is text. Immutable; safe to share.
+/// `{n/.}` (`{-n}`: from the end). Anything else in braces is text. Immutable; safe to share.
 class command_template {
 public:
   enum class op : uint8_t {
@@ -39,16 +39,24 @@ public:
     op kind = op::text;
     /// The text (kind text).
     std::string text;
-    /// 1-based index into the flattened fields; 0: all of them.
-    size_t position = 0;
+    /// 1-based index into the flattened fields, from the end when
+    /// negative (`{-1}`: the last); 0: all of them.
+    int64_t position = 0;
   };
 
   command_template() = default;
 
   /// Parses `text`. With `context_replace` (-X), each word holding an
-  /// argument replacement repeats once per record.
+  /// argument replacement repeats once per record. `whole` (-I) stands
+  /// for the argument instead of `{}` (which is then text).
   explicit command_template(std::string_view text,
-                            bool context_replace = false);
+                            bool context_replace = false,
+                            std::string_view whole = "{}");
+
+  /// The parsed parts (a replacement's `text`: its spelling).
+  const std::vector<part>& parts() const noexcept {
+    return parts_;
+  }
 
   bool empty() const noexcept {
     return parts_.empty();
@@ -71,19 +79,27 @@ public:
 
 private:
   void parse(std::string_view text);
-  void expand_parts(const std::vector<part>& parts, const arguments& args,
-                    uint64_t seq, bool quote, std::string& out) const;
+  /// Positional parts take their field from `all`, the others from `args`.
+  void expand_parts(const std::vector<part>& parts, const arguments& all,
+                    const arguments& args, uint64_t seq, bool quote,
+                    std::string& out) const;
 
   std::vector<part> parts_;
   /// With -X: the template cut into words, each parsed on its own.
   std::vector<std::vector<part>> words_;
   bool context_replace_ = false;
+  std::string whole_ = "{}";
   bool has_replacements_ = false;
   bool uses_slot_ = false;
 };
 
 /// Applies replacement `kind` (one of the argument ops) to `value`.
 std::string apply_op(command_template::op kind, std::string_view value);
+
+/// -q: `words` joined by spaces, each shell-quoted around its replacement
+/// strings (`whole` as for `command_template`).
+std::string quoted_template(const std::vector<std::string>& words,
+                            const std::string& whole);
 
 /// Replaces every `slot_mark` in `command` with `slot`.
 std::string fill_slot(std::string command, size_t slot);

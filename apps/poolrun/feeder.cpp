@@ -1,6 +1,9 @@
 // The feeder thread: input -> jobs -> the runner, under credit.
 #include "feeder.hpp"
 
+#include <algorithm>
+#include <random>
+
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
@@ -32,6 +35,9 @@ std::string escape_for_dir(const std::string& value) {
         out += c;
     }
   }
+  // As GNU parallel: a name longer than a directory entry may be is cut.
+  if (out.size() > 255)
+    out.resize(255);
   return out;
 }
 
@@ -41,6 +47,15 @@ std::string join_words(const std::vector<std::string>& words) {
     out += (out.empty() ? "" : " ") + w;
   return out;
 }
+
+} // namespace
+
+std::string template_text(const run_options& opts) {
+  return opts.quote ? quoted_template(opts.command, opts.replace_str)
+                    : join_words(opts.command);
+}
+
+namespace {
 
 } // namespace
 
@@ -56,7 +71,9 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
                size_t window, size_t low_water)
     : opts_(std::move(opts)),
       inputs_(std::move(inputs)),
-      command_(join_words(opts_.command), opts_.multi_context),
+      // -N repeats the word around {} per argument, as -X does.
+      command_(template_text(opts_),
+               opts_.multi_context || opts_.exact_args > 0, opts_.replace_str),
       tagstring_(opts_.tagstring),
       results_(opts_.results),
       window_(window),
@@ -120,8 +137,11 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     return job;
   }
   if (opts_.tag || !opts_.tagstring.empty()) {
+    // (A --tagstring without replacement strings is the tag as it is.)
     job.tag = opts_.tagstring.empty() ? join_arguments(args)
-                                      : tagstring_.expand(args, seq, false);
+              : tagstring_.has_replacements()
+                  ? tagstring_.expand(args, seq, false)
+                  : opts_.tagstring;
     job.tag += '\t';
     if (opts_.output == output_mode::line_buffer)
       job.spec.tag = job.tag;
@@ -189,6 +209,20 @@ void feeder::run() {
       push(std::move(job));
     }
     error = in.error();
+  } else if (opts_.shuffle) {
+    // --shuf: every input first, then the jobs in random order.
+    std::vector<std::pair<arguments, bool>> all;
+    arguments args;
+    bool bad = false;
+    while (!stopped_ && inputs_->next(args, bad))
+      all.emplace_back(std::move(args), bad);
+    error = inputs_->error();
+    std::shuffle(all.begin(), all.end(), std::mt19937_64{std::random_device{}()});
+    for (auto& [a, b] : all) {
+      if (stopped_)
+        break;
+      push(make_job(a, ++seq, b));
+    }
   } else {
     inputs_->before_blocking(hook);
     arguments args;

@@ -104,6 +104,10 @@ private:
   std::thread thread_;
 };
 
+/// The command template's text: the words joined by spaces, or with -q
+/// each word quoted around its replacement strings.
+std::string template_text(const run_options& opts);
+
 /// --results: GNU parallel's directory for `args` under `base`:
 /// `base/1/value/2/value...` with `\`, tab, NUL and `/` escaped.
 std::string results_dir_for(const std::string& base, const arguments& args);

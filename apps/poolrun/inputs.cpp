@@ -17,6 +17,13 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
   }
   std::unique_ptr<job_inputs> result{new job_inputs};
   result->group_ = std::move(group);
+  auto& filter = result->filter_;
+  filter.eof = opts.eof_str;
+  if (!opts.colsep.empty())
+    filter.colsep.emplace(opts.colsep); // checked by the CLI
+  filter.trim_left = opts.trim.find('l') != std::string::npos;
+  filter.trim_right = opts.trim.find('r') != std::string::npos;
+  filter.skip_empty = opts.skip_empty;
   // Which sources sit side by side: --link joins all, `:::+` one pair.
   std::vector<std::vector<const input_source*>> layout;
   for (auto& src : sources) {
@@ -54,7 +61,13 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
       }
       if (data.values.empty())
         result->empty_ = true; // nothing to combine with
-      grp.size = std::max(grp.size, data.values.size());
+      // --link wraps the shorter sources; `:::+` cuts to the shortest.
+      if (grp.sources.empty())
+        grp.size = data.values.size();
+      else if (opts.link)
+        grp.size = std::max(grp.size, data.values.size());
+      else
+        grp.size = std::min(grp.size, data.values.size());
       grp.sources.push_back(std::move(data));
     }
   }
@@ -93,7 +106,58 @@ bool job_inputs::next_first(record& out, bool& bad) {
   return true;
 }
 
+namespace {
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool all_blank(const std::string& value) {
+  return std::all_of(value.begin(), value.end(), is_blank);
+}
+
+} // namespace
+
 bool job_inputs::next_record(record& out, bool& bad) {
+  auto& f = filter_;
+  for (;;) {
+    if (!next_raw_record(out, bad))
+      return false;
+    if (!f.eof.empty() &&
+        std::find(out.begin(), out.end(), f.eof) != out.end()) {
+      empty_ = true; // -E: nothing after it
+      return false;
+    }
+    if (f.colsep) {
+      record columns;
+      for (auto& value : out) {
+        std::sregex_token_iterator i{value.begin(), value.end(), *f.colsep,
+                                     -1};
+        for (; i != std::sregex_token_iterator{}; ++i)
+          columns.push_back(*i);
+        if (value.empty())
+          columns.emplace_back();
+      }
+      out = std::move(columns);
+    }
+    for (auto& value : out) {
+      if (f.trim_right)
+        while (!value.empty() && is_blank(value.back()))
+          value.pop_back();
+      if (f.trim_left) {
+        size_t n = 0;
+        while (n < value.size() && is_blank(value[n]))
+          ++n;
+        value.erase(0, n);
+      }
+    }
+    if (f.skip_empty && std::all_of(out.begin(), out.end(), all_blank))
+      continue; // -r
+    return true;
+  }
+}
+
+bool job_inputs::next_raw_record(record& out, bool& bad) {
   if (empty_)
     return false;
   if (!have_first_) {

@@ -7,6 +7,8 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -63,11 +65,23 @@ private:
     size_t size = 0;
   };
 
+  /// The next record after -E, --colsep, --trim and -r.
   bool next_record(record& out, bool& bad);
+  bool next_raw_record(record& out, bool& bad);
   bool next_first(record& out, bool& bad);
   void append_group(size_t g, size_t index, record& out, bool& bad) const;
 
+  /// What -E, --colsep, --trim and -r make of each record.
+  struct record_filter {
+    std::string eof;
+    std::optional<std::regex> colsep;
+    bool trim_left = false;
+    bool trim_right = false;
+    bool skip_empty = false;
+  };
+
   grouping group_;
+  record_filter filter_;
   /// The first group, streamed from `stream_` when it is one file.
   std::unique_ptr<record_reader> stream_;
   std::vector<linked_group> groups_;

@@ -119,6 +119,30 @@ struct run_options {
   size_t block_size = 1024 * 1024;
   /// `--recend`: what ends a record in `--pipe` blocks.
   std::string recend = "\n";
+  /// `-I STR` (`-i`, `--replace`): what stands for the whole argument
+  /// instead of `{}`.
+  std::string replace_str = "{}";
+  /// `-q`: the command's words are quoted, so the shell sees them as given.
+  bool quote = false;
+  /// `-r`: records of white space only are skipped.
+  bool skip_empty = false;
+  /// `-E STR`: input ends at a record equal to STR.
+  std::string eof_str;
+  /// `--colsep REGEX` (`-C`): each record split into columns ({1} {2} ...).
+  std::string colsep;
+  /// `--trim n|l|r|lr`: white space removed from each value's ends
+  /// (`lr` by default with --colsep).
+  std::string trim;
+  /// `--shuf`: the jobs in random order (all input read first).
+  bool shuffle = false;
+  /// `--delay D`: at least D between the starts of two commands.
+  caf::timespan delay{0};
+  /// `-v`: each command printed before its output; `-t`: on standard
+  /// error as it starts.
+  bool print_command = false;
+  bool trace_command = false;
+  /// `--joblog +FILE`: append to the joblog.
+  bool joblog_append = false;
   /// `--shell` (else PARALLEL_SHELL, the calling shell, $SHELL, /bin/sh).
   std::string shell;
 
@@ -138,7 +162,9 @@ struct run_options {
   /// `--retries N`: attempts in total (GNU parallel: 0 = without end);
   /// nothing = one attempt.
   std::optional<uint32_t> retries;
-  caf::timespan retry_delay = std::chrono::milliseconds(100);
+  /// `--retry-delay D`: wait D before the first retry, doubling up to 30 s
+  /// (with jitter); 0 (the default, as GNU parallel) retries at once.
+  caf::timespan retry_delay{0};
   std::optional<caf::timespan> timeout;
   halt_spec halt;
 

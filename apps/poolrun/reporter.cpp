@@ -88,8 +88,11 @@ void reporter::emit(uint64_t seq, const held& h) {
   if (!h.res)
     return;
   auto& res = *h.res;
+  if (opts_.print_command && !h.dry) // -v
+    console::write(1, res.command + "\n");
   if (opts_.output == output_mode::group || h.dry)
-    console::write_result(res, h.dry ? std::string{} : h.tag);
+    console::write_result(res, h.dry ? std::string{}
+                                     : fill_slot(h.tag, res.slot)); // {%}
   if (res.timed_out)
     console::message("warning: killed at its deadline (--timeout): " +
                      res.command);

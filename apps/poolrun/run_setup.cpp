@@ -30,10 +30,8 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   if (!(opts.multi_context || opts.multi_plain) || opts.max_args > 0 ||
       opts.exact_args > 0)
     return g;
-  std::string text;
-  for (auto& word : opts.command)
-    text += (text.empty() ? "" : " ") + word;
-  auto tmpl = std::make_shared<command_template>(text, opts.multi_context);
+  auto tmpl = std::make_shared<command_template>(
+      template_text(opts), opts.multi_context, opts.replace_str);
   auto base = tmpl->expand({}, 1).size();
   g.fill = true;
   g.slots = slots;
@@ -83,6 +81,11 @@ std::string run_setup::prepare(run_options& opts) {
       return error;
     workers = slots->size();
   }
+  if (opts.sources.empty() && ::isatty(STDIN_FILENO) == 1)
+    // As GNU parallel: a forgotten ::: would wait here silently.
+    console::message("warning: input is read from the terminal; forgot "
+                     "::: or :::: or -a, or to pipe data in? (Ctrl-D ends "
+                     "the input)");
   std::unique_ptr<job_inputs> inputs;
   if (!opts.pipe) {
     inputs = job_inputs::open(opts, grouping_for(opts, workers), error);
@@ -101,6 +104,8 @@ std::string run_setup::prepare(run_options& opts) {
   exec->timeout = opts.timeout;
   exec->mode = opts.output;
   exec->cleanup = opts.cleanup;
+  exec->trace = opts.trace_command;
+  exec->delay = opts.delay;
   exec->pid_text = std::to_string(::getpid());
   exec->line_sink = [](int stream, const std::string& tag,
                        std::string_view lines) {
@@ -122,9 +127,13 @@ caf::actor run_setup::spawn_pool(caf::actor_system& sys, std::string& error) {
           .name("poolrun")
           .max_batch(1)
           .max_attempts(attempts)
+          // No wait unless --retry-delay asks for one (GNU parallel
+          // retries at once); then exponential, up to 30 s.
           .backoff(opts.retry_delay,
-                   std::max(opts.retry_delay,
-                            caf::timespan{std::chrono::seconds(30)}))
+                   opts.retry_delay == caf::timespan::zero()
+                       ? opts.retry_delay
+                       : std::max(opts.retry_delay,
+                                  caf::timespan{std::chrono::seconds(30)}))
           .jitter(0.2)
           .restart_intensity(1000, std::chrono::seconds(1))
           .overload_warning(std::numeric_limits<size_t>::max() / 2,

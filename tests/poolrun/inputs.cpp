@@ -152,3 +152,33 @@ TEST_CASE("--pipe blocks end at record ends - at most the block size" *
     out.push_back(block);
   CHECK(out == std::vector<std::string>{"a;b;", "c;"});
 }
+
+TEST_CASE(":::+ cuts to the shortest source - --link wraps the shorter" *
+          doctest::timeout(10)) {
+  run_options o;
+  o.sources = {values({"a", "b", "c"}), values({"1", "2"}, true)};
+  CHECK(commands(o) == std::vector<std::string>{"a,1", "b,2"});
+  o.sources = {values({"a"}), values({"1", "2"}, true)};
+  CHECK(commands(o) == std::vector<std::string>{"a,1"});
+  o.link = true;
+  o.sources = {values({"a"}), values({"1", "2"})};
+  CHECK(commands(o) == std::vector<std::string>{"a,1", "a,2"});
+}
+
+TEST_CASE("records: -E ends the input - -r skips blank ones - --colsep "
+          "splits - --trim" *
+          doctest::timeout(10)) {
+  run_options o;
+  o.sources = {values({"a", "", " ", "b", "STOP", "c"})};
+  o.eof_str = "STOP";
+  CHECK(commands(o) == std::vector<std::string>{"a", "", " ", "b"});
+  o.skip_empty = true;
+  CHECK(commands(o) == std::vector<std::string>{"a", "b"});
+  run_options cols;
+  cols.sources = {values({" x , y ", "z"})};
+  cols.colsep = ",";
+  cols.trim = "lr";
+  CHECK(commands(cols) == std::vector<std::string>{"x,y", "z"});
+  cols.trim = "r";
+  CHECK(commands(cols) == std::vector<std::string>{" x, y", "z"});
+}

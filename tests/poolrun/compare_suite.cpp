@@ -1,0 +1,203 @@
+// GNU parallel vs poolrun on what GNU parallel's own test suite uses every
+// day: behaviours that once differed, and the options of its working set.
+#include "compare.hpp"
+
+using namespace poolrun::test;
+
+namespace {
+
+std::string numbers(int from, int to) {
+  std::string text;
+  for (int i = from; i <= to; ++i)
+    text += std::to_string(i) + "\n";
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("GNU parallel vs poolrun: --pipe into a command that exits before "
+          "reading its block" *
+          doctest::timeout(120)) {
+  // grep ends at its first match; the rest of each 1M block cannot be
+  // written: both matches printed, both jobs failed by SIGPIPE (status 2).
+  auto inv = sorted({"--pipe", "grep", "-m1", "5"}, numbers(1, 200000));
+  auto ours = check_same(inv);
+  CHECK(ours.status == 2);
+  CHECK(sorted_text(ours.out) == "165669\n5\n");
+}
+
+TEST_CASE("GNU parallel vs poolrun: --retries retries at once" *
+          doctest::timeout(120)) {
+  // 8 attempts each: with a 100 ms doubling wait poolrun took 12.7 s.
+  auto retries = sorted({"--retries", "8", "echo try >> n{}; echo {}; exit 1",
+                         ":::", "a", "b"});
+  retries.files = {"na", "nb"};
+  auto ours = check_same(retries);
+  CHECK(ours.took < 5s);
+}
+
+TEST_CASE("GNU parallel vs poolrun: {%} in --tagstring and the first slot" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-j1", "--tagstring", "{%}", "echo", "x", ":::",
+                      "a", "b"}));
+  check_same(ordered({"-k", "--tagstring", "{%}", "echo", "x", ":::", "a"}));
+  check_same(ordered({"-k", "--tagstring", "no strings", "echo", ":::", "a"}));
+  check_same(ordered({"-k", "--lb", "--tagstring", "s{%}", "-j1", "echo",
+                      ":::", "a", "b"}));
+  // The lowest free slot: the first job is always in slot 1.
+  for (int i = 0; i < 5; ++i)
+    check_same(ordered({"-j4", "echo", "{%}", ":::", "a"}));
+}
+
+TEST_CASE("GNU parallel vs poolrun: :::+ and ::::+ link and cut to the "
+          "shortest" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "echo", ":::", "a", "b", "c", ":::+", "1", "2"}));
+  check_same(ordered({"-k", "echo", ":::", "x", "y", ":::", "a", "b", "c",
+                      ":::+", "1", "2"}));
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"f1", "a\nb\nc\n"}, {"f2", "1\n2\n"}, {"f3", "X\nY\nZ\n"}};
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"-k", "echo", "::::", "f1", "::::+", "f2", "f3"},
+           {"-k", "echo", "::::+", "f1", "f2", "f3"},
+           {"-k", "echo", "::::", "f1", "f2", "::::+", "f3"},
+           {"-k", "--link", "echo", "::::", "f1", "f2", "f3"}}) {
+    auto inv = ordered(args);
+    inv.given = files;
+    check_same(inv);
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun: -n0 - -N context - {-1} - -X positional" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-n0", "echo", "x", ":::", "a", "b"}));
+  check_same(ordered({"-k", "-N", "10", "echo", "a{}b"}, numbers(1, 19)));
+  check_same(ordered({"-k", "-N3", "echo", "a{1}b{}c", "x{.}"},
+                     numbers(1, 7)));
+  check_same(ordered({"-k", "-N3", "echo", "a{-1}b{}c"}, numbers(1, 5)));
+  check_same(ordered({"-k", "echo", "{-1}", "{1}", ":::", "a", "b", ":::",
+                      "c", "d"}));
+  check_same(ordered({"-k", "-n", "3", "echo", "{-1}", ":::", "a", "b", "c",
+                      "d", "e"}));
+  check_same(ordered({"-k", "-X", "-j1", "echo", "a{1}b{}c"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-X", "-j1", "echo", "x{-1}y"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-X", "echo", "{2/.}", ":::", "a/b.c", "d/e.f",
+                      ":::", "x/y.z"}));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --results with a 300-byte value" *
+          doctest::timeout(120)) {
+  auto inv = sorted({"--results", "res", "echo", ":::", std::string(300, 'x'),
+                     "a/" + std::string(300, 'y')});
+  inv.files = {"res/"};
+  check_same(inv);
+}
+
+TEST_CASE("GNU parallel vs poolrun: options in $PARALLEL" *
+          doctest::timeout(120)) {
+  auto inv = ordered({"echo", "{}", ":::", "b", "a"});
+  inv.env = {"PARALLEL=-k --tag"};
+  check_same(inv);
+  auto escaped = ordered({"-k", "echo", ":::", "a"});
+  escaped.env = {"PARALLEL=--tagstring a\\ b"};
+  check_same(escaped);
+}
+
+TEST_CASE("GNU parallel vs poolrun: --pipe without a command is an error" *
+          doctest::timeout(60)) {
+  auto ours = check_same(sorted({"--pipe"}, "a\n"));
+  CHECK(ours.status == 255);
+  CHECK(ours.err.empty()); // (its own line only)
+}
+
+TEST_CASE("GNU parallel vs poolrun: --halt names the job that stopped the "
+          "run" *
+          doctest::timeout(120)) {
+  for (auto halt : {"now,fail=1", "soon,fail=1", "1", "2", "now,success=1",
+                    "soon,done=1"}) {
+    auto inv = sorted({"-j2", "--halt", halt, "sleep 0.{}; exit {}", ":::",
+                       "1", "5", "0"});
+    inv.compare_stderr = true; // the command lines after "This job ..."
+    auto [ours, theirs] = run_both(inv);
+    CAPTURE(halt);
+    CHECK(ours.status == theirs.status);
+    CHECK(ours.err == theirs.err);
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun: -I - -q - -v - -t - -r - -E - --trim" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-I", ",,", "echo", ",,{}", ":::", "a", "b"}));
+  check_same(ordered({"-k", "-I", "XX", "echo", "<XX>", "XX.", ":::", "a"}));
+  check_same(ordered({"-k", "-q", "echo", "a  b", "{}", "$HOME", ":::",
+                      "x y"}));
+  check_same(ordered({"-k", "-v", "echo", ":::", "a", "b"}));
+  auto traced = ordered({"-k", "-t", "echo", ":::", "a", "b"});
+  traced.compare_stderr = true;
+  check_same(traced);
+  check_same(ordered({"-k", "--verbose", "echo", ":::", "a"}));
+  check_same(ordered({"-k", "-r", "echo", "x{}y"}, "a\n\n  \nb\n"));
+  check_same(ordered({"-k", "--no-run-if-empty", "echo", "x{}y", ":::", "",
+                      "a", " "}));
+  check_same(ordered({"-k", "-E", "STOP", "echo"}, "a\nb\nSTOP\nc\n"));
+  check_same(ordered({"-k", "-E", "b", "echo", ":::", "a", "b", "c"}));
+  check_same(ordered({"-k", "--trim", "lr", "echo", "[{}]", ":::", " a ",
+                      "b  "}));
+  check_same(ordered({"-k", "--trim", "r", "echo", "[{}]"}, " a \n"));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --colsep - -L - -l" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "--colsep", "\\t", "echo", "{2}", "{1}"},
+                     "a\tb\nc\td\n"));
+  check_same(ordered({"-k", "-C", " ", "echo", "{2}", "{1}"}, "a b\nc d\n"));
+  check_same(ordered({"-k", "--colsep", ",", "echo", "[{2}]"}, "a,b\nc\n"));
+  check_same(ordered({"-k", "--colsep", ",", "echo", "[{1}][{2}]"},
+                     " a , b \n"));
+  check_same(ordered({"-k", "--colsep", ",", "--trim", "n", "echo",
+                      "[{1}][{2}]"},
+                     " a , b \n"));
+  check_same(ordered({"-k", "--colsep", " +", "echo", "{1}-{2}"}, "a  b\n"));
+  check_same(ordered({"-k", "--colsep", ",", "echo", ":::", "a,b", "c,d"}));
+  check_same(ordered({"-k", "--colsep", ",", "echo", "{}"}, "a,b\n"));
+  check_same(ordered({"-k", "-L2", "echo"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-L2", "echo", "{}x"}, numbers(1, 5)));
+  check_same(ordered({"-k", "--max-lines", "3", "echo"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-l", "echo"}, numbers(1, 3)));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --delay - --shuf - --joblog +FILE - "
+          "--dryrun and --jl" *
+          doctest::timeout(120)) {
+  auto delayed = sorted({"-j4", "--delay", "0.2", "echo", ":::", "a", "b",
+                         "c", "d"});
+  auto ours = check_same(delayed);
+  CHECK(ours.took >= 550ms); // three gaps of 0.2 s between four starts
+  check_same(sorted({"--shuf", "echo", ":::", "a", "b", "c", "d", "e"}));
+  check_same(ordered({"-k", "--dryrun", "echo", ":::", "a", "b"}));
+  auto appended = ordered({"-k", "--jl", "+log", "echo", ":::", "a", "b"});
+  appended.given = {{"log", "earlier line\n"}};
+  auto [a, b] = run_both(appended);
+  CHECK(a.status == b.status);
+  CHECK(a.out == b.out);
+  temp_dir dir;
+  write_file(dir / "log", "earlier line\n");
+  child_process run{poolrun_argv({"--joblog", "+log", "echo", ":::", "a"}),
+                    "", dir.path};
+  REQUIRE(run.exit_code(30s) == 0);
+  auto log = read_file(dir / "log");
+  CHECK(log.rfind("earlier line\n", 0) == 0);
+  CHECK(log.find("\techo a\n") != std::string::npos);
+}
+
+TEST_CASE("options poolrun leaves out say what to use instead" *
+          doctest::timeout(60)) {
+  for (auto option : {"--header", "--files", "--round-robin", "--tmux",
+                      "--env", "--recstart", "--regexp", "-s"}) {
+    CAPTURE(option);
+    child_process run{poolrun_argv({option, "x", "echo", ":::", "a"}), "", ""};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("is not supported by poolrun") != std::string::npos);
+    CHECK(run.out().empty());
+  }
+}
