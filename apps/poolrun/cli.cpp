@@ -6,6 +6,7 @@
 #include <pool/http.hpp>
 #include <pool/pg_options.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <regex>
@@ -120,7 +121,24 @@ std::string finish(run_options& o, raw_values& raw) {
       return bad("--block", raw.block, "a size such as 1M, 512k or 4096");
     o.block_size = *size;
   }
-  o.recend = unescape(o.recend);
+  if (!o.header.empty() && o.header != ":" &&
+      (o.header.find_first_not_of("0123456789") != std::string::npos ||
+       o.header.size() > 6))
+    return bad("--header", o.header,
+               ": or a number of lines (poolrun takes no regular "
+               "expression here)");
+  o.recstart = unescape(o.recstart);
+  if (raw.recend)
+    o.recend = unescape(*raw.recend);
+  else if (!o.recstart.empty())
+    o.recend.clear(); // GNU parallel: only --recstart cuts then
+  if (!o.env_names.empty() &&
+      (!o.sshlogin_files.empty() ||
+       std::any_of(o.sshlogins.begin(), o.sshlogins.end(),
+                   [](const std::string& x) { return x != ":"; })))
+    return "--env with remote hosts is not supported by poolrun: set the "
+           "variable in the command (VAR=value cmd); local commands get "
+           "the whole environment anyway";
   if (!raw.retries.empty()) {
     auto n = parse_count(raw.retries, 0, 1000000);
     if (!n)
@@ -299,12 +317,14 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   auto rest = app.remaining();
   if (!rest.empty() && rest.front() == "--")
     rest.erase(rest.begin());
-  else if (!rest.empty() && rest.front().size() > 1 && rest.front()[0] == '-')
+  else if (!rest.empty() && rest.front().size() > 1 &&
+           rest.front()[0] == '-') {
     // prefix_command passes an unknown option on as the command.
-    if (auto advice = refused_option_advice(rest.front()); !advice.empty())
-      return {o, advice};
-    else
-      return {o, "unknown option '" + rest.front() + "'"};
+    auto advice = refused_option_advice(rest.front());
+    if (advice.empty())
+      advice = "unknown option '" + rest.front() + "'";
+    return {o, advice};
+  }
   o.command = std::move(rest);
   for (auto& file : raw.arg_files) {
     input_source src;

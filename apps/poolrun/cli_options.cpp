@@ -48,10 +48,19 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "--colsep)")->type_name("n|l|r|lr"))
       ->group(input);
   app.add_flag("--shuf", o.shuffle, "the jobs in random order")->group(input);
+  one(app.add_option("--header", o.header,
+                     "the first line (':') or N lines of each source are "
+                     "its header: {name} in the command; --pipe: put "
+                     "before every block")->type_name(":|N"))
+      ->group(input);
   app.add_flag("-X", o.multi_context,
                "as many arguments as fit, the word around {} repeated")
       ->group(input);
   app.add_flag("-m", o.multi_plain, "as many arguments as fit")
+      ->group(input);
+  app.add_flag("--round-robin,--roundrobin", o.round_robin,
+               "--pipe: one command per slot, the blocks dealt out among "
+               "them (all input read first)")
       ->group(input);
   app.add_flag("--pipe,--spreadstdin", o.pipe,
                "cut standard input into blocks fed to the commands")
@@ -59,12 +68,24 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--block,--block-size", raw.block,
                      "--pipe block size (1M; k M G suffixes)")->type_name("SIZE"))
       ->group(input);
-  one(app.add_option("--recend", o.recend, "--pipe record end (\\n)")->type_name("STR"))
+  one(app.add_option("--recend", raw.recend, "--pipe record end (\\n)")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--recstart", o.recstart,
+                     "--pipe record start (with it, --recend defaults to "
+                     "none)")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("-s,--max-chars", o.max_chars,
+                     "-X/-m: commands shorter than N bytes")->type_name("N"))
       ->group(input);
   const std::string running = "Running";
   one(app.add_option("-j,-P,--jobs,--max-procs", raw.jobs,
                      "commands at once: N, N%, +N, -N (of the cores), 0 "
                      "(256); default: cores")->type_name("N"))
+      ->group(running);
+  app.add_option("--env", o.env_names,
+                 "accepted: local commands get the whole environment "
+                 "anyway (not with remote hosts)")->type_name("NAME")
+      ->allow_extra_args(false)
       ->group(running);
   one(app.add_option("--shell", o.shell,
                      "shell for the commands (else $PARALLEL_SHELL, the "
@@ -124,6 +145,9 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "whole lines as they come")
       ->group(output);
   app.add_flag("-u,--ungroup", raw.ungroup, "output straight through")
+      ->group(output);
+  app.add_flag("--files", o.files,
+               "each output into a file in $TMPDIR; print its name")
       ->group(output);
   app.add_flag("-v", o.print_command,
                "print each command before its output")
@@ -202,19 +226,10 @@ std::string refused_option_advice(std::string_view option) {
   // GNU parallel options poolrun leaves out, and what to use instead
   // (docs/poolrun.md, "Differences from GNU parallel").
   static const std::pair<const char*, const char*> table[] = {
-      {"--header", "skip the first line (tail -n +2 FILE | poolrun ...) and "
-                   "name columns by number with --colsep ({1} {2})"},
-      {"--files", "use --results DIR, which keeps each output in a file"},
-      {"--round-robin", "use --pipe with a --block size that spreads the "
-                        "input over the slots"},
-      {"--recstart", "use --recend STR to cut --pipe blocks"},
-      {"--regexp", "use --recend STR (a plain string) to cut --pipe blocks"},
+      {"--regexp", "use --recend STR and --recstart STR (plain strings) to "
+                   "cut --pipe blocks"},
       {"--tmux", "watch the jobs with --line-buffer --tag, or --http"},
       {"--tmuxpane", "watch the jobs with --line-buffer --tag, or --http"},
-      {"--env", "commands inherit poolrun's whole environment: export the "
-                "variable (remote hosts: set it in the command)"},
-      {"--max-chars", "use -n N or -X (which packs up to the kernel's limit)"},
-      {"-s", "use -n N or -X (which packs up to the kernel's limit)"},
       {"--rpl", "use the built-in replacement strings ({} {.} {/} {//} "
                 "{/.} {#} {%} {n})"},
       {"--plus", "use the built-in replacement strings and shell expansion "

@@ -37,6 +37,7 @@ struct raw_values {
   std::string replace_i;
   bool replace_default = false;
   bool one_line = false;
+  std::optional<std::string> recend;
   bool ignored = false;
 };
 

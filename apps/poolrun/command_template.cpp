@@ -1,6 +1,7 @@
 // Parses and expands command templates the way GNU parallel does.
 #include "command_template.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "shell.hpp"
@@ -139,8 +140,10 @@ std::string apply_op(op kind, std::string_view value) {
 }
 
 command_template::command_template(std::string_view text, bool context_replace,
-                                   std::string_view whole)
-    : context_replace_(context_replace), whole_(whole) {
+                                   std::string_view whole,
+                                   std::vector<std::string> names)
+    : context_replace_(context_replace), whole_(whole),
+      names_(std::move(names)) {
   parse(text);
   if (!context_replace_)
     return;
@@ -152,6 +155,7 @@ command_template::command_template(std::string_view text, bool context_replace,
       end = text.size();
     command_template word;
     word.whole_ = whole_;
+    word.names_ = names_;
     word.parse(text.substr(i, end - i));
     words_.push_back(std::move(word.parts_));
     i = end + 1;
@@ -182,6 +186,22 @@ void command_template::parse(std::string_view text) {
       auto inner = close == std::string_view::npos
                        ? std::string_view{}
                        : text.substr(i + 1, close - i - 1);
+      if (close != std::string_view::npos && !inner.empty() &&
+          !replacement(inner, rep)) {
+        // --header: {name} is the named field.
+        auto name = std::find(names_.begin(), names_.end(), inner);
+        if (name != names_.end()) {
+          rep.kind = op::whole;
+          rep.position = name - names_.begin() + 1;
+          rep.text.clear();
+          flush();
+          has_replacements_ = true;
+          rep.text = std::string{text.substr(i, close - i + 1)};
+          parts_.push_back(std::move(rep));
+          i = close + 1;
+          continue;
+        }
+      }
       if (close != std::string_view::npos && !(custom && inner.empty()) &&
           replacement(inner, rep)) {
         flush();

@@ -49,9 +49,11 @@ public:
   /// Parses `text`. With `context_replace` (-X), each word holding an
   /// argument replacement repeats once per record. `whole` (-I) stands
   /// for the argument instead of `{}` (which is then text).
+  /// `names` (--header) are the fields' names: `{name}` is field n.
   explicit command_template(std::string_view text,
                             bool context_replace = false,
-                            std::string_view whole = "{}");
+                            std::string_view whole = "{}",
+                            std::vector<std::string> names = {});
 
   /// The parsed parts (a replacement's `text`: its spelling).
   const std::vector<part>& parts() const noexcept {
@@ -89,6 +91,7 @@ private:
   std::vector<std::vector<part>> words_;
   bool context_replace_ = false;
   std::string whole_ = "{}";
+  std::vector<std::string> names_;
   bool has_replacements_ = false;
   bool uses_slot_ = false;
 };

@@ -73,8 +73,9 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
       inputs_(std::move(inputs)),
       // -N repeats the word around {} per argument, as -X does.
       command_(template_text(opts_),
-               opts_.multi_context || opts_.exact_args > 0, opts_.replace_str),
-      tagstring_(opts_.tagstring),
+               opts_.multi_context || opts_.exact_args > 0, opts_.replace_str,
+               opts_.header_names),
+      tagstring_(opts_.tagstring, false, "{}", opts_.header_names),
       results_(opts_.results),
       window_(window),
       low_water_(low_water) {
@@ -199,13 +200,29 @@ void feeder::run() {
   if (opts_.pipe) {
     record_reader in{0, false, "\n", "standard input"};
     in.before_blocking(hook);
-    pipe_blocks blocks{in, opts_.block_size, opts_.recend,
+    pipe_blocks blocks{in, opts_.block_size, opts_.recend, opts_.recstart,
                        opts_.exact_args > 0 ? opts_.exact_args
                                             : opts_.max_args};
+    std::string header; // --header: before every block
+    if (auto lines = header_lines(opts_); lines > 0)
+      blocks.next_records(lines, header);
     std::string block;
-    while (!stopped_ && blocks.next(block)) {
+    if (opts_.round_robin) {
+      // --round-robin: the blocks dealt out to one command per slot (GNU
+      // parallel streams them; here they are read first).
+      std::vector<std::string> dealt(opts_.round_robin_jobs);
+      size_t count = 0;
+      while (!stopped_ && blocks.next(block))
+        dealt[count++ % dealt.size()] += header + block;
+      for (size_t i = 0; i < std::min(count, dealt.size()); ++i) {
+        auto job = make_job({}, ++seq, false);
+        job.spec.input = std::move(dealt[i]);
+        push(std::move(job));
+      }
+    }
+    while (!opts_.round_robin && !stopped_ && blocks.next(block)) {
       auto job = make_job({}, ++seq, false);
-      job.spec.input = std::move(block);
+      job.spec.input = header + block;
       push(std::move(job));
     }
     error = in.error();

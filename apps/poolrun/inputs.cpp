@@ -17,6 +17,7 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
   }
   std::unique_ptr<job_inputs> result{new job_inputs};
   result->group_ = std::move(group);
+  result->colsep_ = opts.colsep;
   auto& filter = result->filter_;
   filter.eof = opts.eof_str;
   if (!opts.colsep.empty())
@@ -45,6 +46,12 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
         if (!reader)
           return nullptr;
         if (g == 0 && stream_first) {
+          // --header: its lines are read now, the rest as it comes.
+          std::string value;
+          bool bad = false;
+          for (size_t i = 0; i < header_lines(opts); ++i)
+            if (reader->next(value, bad))
+              result->add_header_names(value, i == 0);
           result->stream_ = std::move(reader);
           continue;
         }
@@ -58,6 +65,12 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
           error = reader->error();
           return nullptr;
         }
+      }
+      for (size_t i = 0; i < header_lines(opts) && !data.values.empty();
+           ++i) {
+        result->add_header_names(data.values.front(), i == 0);
+        data.values.erase(data.values.begin());
+        data.bad.erase(data.bad.begin());
       }
       if (data.values.empty())
         result->empty_ = true; // nothing to combine with
@@ -73,6 +86,25 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
   }
   result->index_.assign(layout.size(), 0);
   return result;
+}
+
+size_t header_lines(const run_options& opts) {
+  if (opts.header.empty())
+    return 0;
+  return opts.header == ":" ? 1 : std::stoul(opts.header); // checked by the CLI
+}
+
+void job_inputs::add_header_names(const std::string& line, bool first) {
+  if (!first)
+    return; // further header lines are skipped
+  if (colsep_.empty()) {
+    header_names_.push_back(line);
+    return;
+  }
+  std::regex sep{colsep_};
+  std::sregex_token_iterator i{line.begin(), line.end(), sep, -1};
+  for (; i != std::sregex_token_iterator{}; ++i)
+    header_names_.push_back(*i);
 }
 
 void job_inputs::before_blocking(std::function<void()> hook) {
@@ -238,12 +270,31 @@ bool job_inputs::next(arguments& out, bool& bad) {
 // -- --pipe --------------------------------------------------------------------
 
 pipe_blocks::pipe_blocks(record_reader& in, size_t block, std::string recend,
-                         size_t records)
+                         std::string recstart, size_t records)
     : in_(in),
       block_(std::max<size_t>(block, 1)),
-      recend_(recend.empty() ? std::string{"\n"} : std::move(recend)),
+      recend_(recend.empty() && recstart.empty() ? std::string{"\n"}
+                                                 : std::move(recend)),
+      boundary_(recend_ + recstart),
       records_(records) {
   // Nothing else.
+}
+
+size_t pipe_blocks::next_cut(size_t from) const {
+  // A block is never empty: with no record end, a start at 0 is no cut.
+  if (recend_.empty())
+    from = std::max<size_t>(from, 1);
+  auto hit = carry_.find(boundary_, from);
+  return hit == std::string::npos ? hit : hit + recend_.size();
+}
+
+size_t pipe_blocks::last_cut(size_t limit) const {
+  if (limit < recend_.size() + (recend_.empty() ? 1 : 0))
+    return std::string::npos;
+  auto hit = carry_.rfind(boundary_, limit - recend_.size());
+  if (hit == std::string::npos || hit + recend_.size() == 0)
+    return std::string::npos;
+  return hit + recend_.size();
 }
 
 bool pipe_blocks::next(std::string& out) {
@@ -255,10 +306,10 @@ bool pipe_blocks::next(std::string& out) {
       size_t pos = 0;
       size_t found = 0;
       while (found < records_) {
-        auto hit = carry_.find(recend_, pos);
-        if (hit == std::string::npos)
+        auto next = next_cut(pos);
+        if (next == std::string::npos)
           break;
-        pos = hit + recend_.size();
+        pos = next;
         ++found;
       }
       if (found == records_)
@@ -266,17 +317,9 @@ bool pipe_blocks::next(std::string& out) {
     } else if (carry_.size() >= block_ || eof_) {
       // The last record end within the block; else (a record longer than
       // the block) the first one after.
-      auto limit = std::min(block_, carry_.size());
-      if (limit >= recend_.size()) {
-        auto hit = carry_.rfind(recend_, limit - recend_.size());
-        if (hit != std::string::npos)
-          cut = hit + recend_.size();
-      }
-      if (cut == std::string::npos) {
-        auto hit = carry_.find(recend_);
-        if (hit != std::string::npos)
-          cut = hit + recend_.size();
-      }
+      cut = last_cut(std::min(block_, carry_.size()));
+      if (cut == std::string::npos)
+        cut = next_cut(0);
     }
     if (cut == std::string::npos && eof_) {
       if (carry_.empty())

@@ -54,6 +54,11 @@ public:
   /// What went wrong reading, or "".
   std::string error() const;
 
+  /// --header: the names of the fields, in order ({name} in a template).
+  const std::vector<std::string>& header_names() const noexcept {
+    return header_names_;
+  }
+
 private:
   struct source_data {
     std::vector<std::string> values;
@@ -68,6 +73,7 @@ private:
   /// The next record after -E, --colsep, --trim and -r.
   bool next_record(record& out, bool& bad);
   bool next_raw_record(record& out, bool& bad);
+  void add_header_names(const std::string& line, bool first);
   bool next_first(record& out, bool& bad);
   void append_group(size_t g, size_t index, record& out, bool& bad) const;
 
@@ -82,6 +88,8 @@ private:
 
   grouping group_;
   record_filter filter_;
+  std::string colsep_;
+  std::vector<std::string> header_names_;
   /// The first group, streamed from `stream_` when it is one file.
   std::unique_ptr<record_reader> stream_;
   std::vector<linked_group> groups_;
@@ -100,21 +108,41 @@ private:
   size_t spread_ = 0;
 };
 
+/// --header: how many lines of each source are its header (0: none).
+size_t header_lines(const run_options& opts);
+
 /// Cuts standard input into --pipe blocks: at most `block` bytes ending at
 /// a record end (`recend`), or one record when a record is longer; with
 /// `records` > 0, that many records per block instead.
 class pipe_blocks {
 public:
   pipe_blocks(record_reader& in, size_t block, std::string recend,
-              size_t records);
+              std::string recstart, size_t records);
 
   /// The next block into `out`; false at the end.
   bool next(std::string& out);
+
+  /// The next `n` records into `out` (--header); false at the end.
+  bool next_records(size_t n, std::string& out) {
+    auto saved = records_;
+    records_ = n;
+    auto more = next(out);
+    records_ = saved;
+    return more;
+  }
 
 private:
   record_reader& in_;
   size_t block_;
   std::string recend_;
+  /// `recend_ + recstart`: what a cut falls in (after `recend_`).
+  std::string boundary_;
+
+  /// Where a block may end: just after the first boundary at or after
+  /// `from`, npos if none.
+  size_t next_cut(size_t from) const;
+  /// ... after the last boundary that ends a block of at most `limit`.
+  size_t last_cut(size_t limit) const;
   size_t records_;
   std::string carry_;
   bool eof_ = false;

@@ -117,8 +117,20 @@ struct run_options {
   bool pipe = false;
   /// `--block`: block size for `--pipe` (GNU parallel default 1 MB).
   size_t block_size = 1024 * 1024;
-  /// `--recend`: what ends a record in `--pipe` blocks.
+  /// `--recend`: what ends a record in `--pipe` blocks (default "\n";
+  /// "" with only --recstart given).
   std::string recend = "\n";
+  /// `--recstart`: what starts a record in `--pipe` blocks.
+  std::string recstart;
+  /// `--header :` (one line) or `--header N` (lines): the first lines of
+  /// each source (of standard input with --pipe) are its header.
+  std::string header;
+  /// Set from the header: the names of the fields, {name} in templates.
+  std::vector<std::string> header_names;
+  /// `-s N`, `--max-chars N`: -X/-m commands shorter than N bytes.
+  size_t max_chars = 0;
+  /// `--env NAME`: locally every variable is passed on anyway.
+  std::vector<std::string> env_names;
   /// `-I STR` (`-i`, `--replace`): what stands for the whole argument
   /// instead of `{}`.
   std::string replace_str = "{}";
@@ -141,6 +153,13 @@ struct run_options {
   /// error as it starts.
   bool print_command = false;
   bool trace_command = false;
+  /// `--round-robin` (with --pipe): one command per slot, the blocks
+  /// dealt out among them; `round_robin_jobs` is set to the slots.
+  bool round_robin = false;
+  size_t round_robin_jobs = 1;
+  /// `--files`: each command's standard output into a file; its name
+  /// printed instead.
+  bool files = false;
   /// `--joblog +FILE`: append to the joblog.
   bool joblog_append = false;
   /// `--shell` (else PARALLEL_SHELL, the calling shell, $SHELL, /bin/sh).

@@ -35,7 +35,11 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   auto base = tmpl->expand({}, 1).size();
   g.fill = true;
   g.slots = slots;
-  g.budget = max_command_length > base ? max_command_length - base : 1;
+  // -s N: GNU parallel keeps a command shorter than N bytes.
+  auto limit = opts.max_chars > 0 ? std::min(opts.max_chars - 1,
+                                             max_command_length)
+                                  : max_command_length;
+  g.budget = limit > base ? limit - base : 1;
   // What one more record adds (its quoted text and a space; with -X the
   // whole word around {} again).
   g.cost = [tmpl](const record& rec) {
@@ -91,10 +95,12 @@ std::string run_setup::prepare(run_options& opts) {
     inputs = job_inputs::open(opts, grouping_for(opts, workers), error);
     if (!inputs)
       return error;
+    opts.header_names = inputs->header_names();
   }
   bool need_total = (opts.halt.on != halt_spec::when::never &&
                      opts.halt.percent) ||
                     opts.eta || opts.bar;
+  opts.round_robin_jobs = std::max<size_t>(workers, 1);
   input = std::make_shared<feeder>(opts, std::move(inputs),
                                    need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);

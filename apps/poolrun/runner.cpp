@@ -349,7 +349,9 @@ progress_figures runner_state::figures() const {
   f.total = feed_done_ ? total_ : 0;
   f.done = succeeded_ + failed_ + skipped_ + not_run_ + elsewhere_;
   f.failed = failed_ + skipped_failed_ + elsewhere_failed_;
-  f.running = running_.size();
+  // Commands running now, not the jobs handed ahead to the pool (at -j2
+  // up to 4 of those).
+  f.running = std::min(running_.size(), attempts_running());
   f.elapsed = std::chrono::steady_clock::now() - started_;
   return f;
 }

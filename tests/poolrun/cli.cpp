@@ -212,9 +212,12 @@ TEST_CASE("::::+ links every file after it - $PARALLEL words come first" *
 TEST_CASE("GNU parallel's options poolrun leaves out are named with what "
           "to use instead" *
           doctest::timeout(10)) {
-  auto p = parse({"--header", ":", "echo"});
-  CHECK(p.error.find("--header is not supported by poolrun: skip the first "
-                     "line") == 0);
+  auto p = parse({"--tmux", "echo"});
+  CHECK(p.error.find("--tmux is not supported by poolrun: watch the jobs") ==
+        0);
+  CHECK(parse({"--header", "x.*", "echo"}).error.find("--header") !=
+        std::string::npos);
+  CHECK(parse({"--env", "V", "-S", "host", "echo"}).error.find("--env") == 0);
   CHECK(parse({"--frobnicate"}).error == "unknown option '--frobnicate'");
   CHECK(parse({"--pipe"}).error.find("--pipe must have a command") == 0);
   CHECK(parse({"-n0", "echo"}).options.no_args);

@@ -190,10 +190,75 @@ TEST_CASE("GNU parallel vs poolrun: --delay - --shuf - --joblog +FILE - "
   CHECK(log.find("\techo a\n") != std::string::npos);
 }
 
+TEST_CASE("GNU parallel vs poolrun: --header - --recstart - -s - --env" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "--header", ":", "echo", "{a}", "{b}", ":::",
+                      "a", "1", "2", ":::", "b", "x", "y"}));
+  check_same(ordered({"-k", "--header", ":", "--colsep", "\\t", "echo", "{y}",
+                      "{x}"},
+                     "x\ty\n1\t2\n3\t4\n"));
+  auto file = ordered({"-k", "--header", ":", "--colsep", ",", "echo",
+                       "{y}{x}", "::::", "hf"});
+  file.given = {{"hf", "x,y\n1,2\n"}};
+  check_same(file);
+  check_same(ordered({"-k", "--header", "1", "echo", "{}"}, "h\n1\n2\n"));
+  check_same(ordered({"-k", "--header", ":", "--pipe", "-N1", "cat"},
+                     "h\n1\n2\n"));
+  check_same(ordered({"-k", "--recstart", "A", "--pipe", "-N1",
+                      "echo [; cat; echo ]"},
+                     "A1\nx\nA2\ny\n"));
+  check_same(ordered({"-k", "--recend", ";", "--recstart", "A", "--pipe", "-N1",
+                      "echo [; cat; echo ]"},
+                     "a;A1\nx;A2\ny\n"));
+  check_same(ordered({"-k", "-s", "10", "-X", "echo"}, numbers(1, 12)));
+  check_same(ordered({"-k", "-s", "12", "-m", "echo"}, numbers(1, 12)));
+  auto env = ordered({"-k", "--env", "V", "echo", "$V", ":::", "a"});
+  env.env = {"V=value"};
+  check_same(env);
+}
+
+TEST_CASE("GNU parallel vs poolrun: --files - --round-robin" *
+          doctest::timeout(120)) {
+  // --files: a file name per job; the files hold the outputs.
+  auto [ours, theirs] = run_both(sorted({"--files", "echo", ":::", "a", "b"}));
+  CHECK(ours.status == theirs.status);
+  auto contents = [](const std::string& out) {
+    std::string all;
+    for (auto& path : sorted_lines(out)) {
+      CHECK(path.size() > 4);
+      CHECK(path.substr(path.size() - 4) == ".par");
+      all += read_file(path);
+      ::unlink(path.c_str());
+    }
+    return sorted_text(all);
+  };
+  CHECK(contents(ours.out) == "a\nb\n");
+  CHECK(contents(theirs.out) == "a\nb\n");
+  // --round-robin: one command per slot, every block given to one.
+  for (auto jobs : {"2", "3"}) {
+    auto [a, b] = run_both(sorted({"--round-robin", "--pipe", "--block", "100",
+                                   "-j", jobs, "wc", "-l"},
+                                  numbers(1, 1000)));
+    auto sum = [](const std::string& out) {
+      long total = 0;
+      for (auto& line : lines_of(out))
+        total += std::stol(line);
+      return total;
+    };
+    CAPTURE(jobs);
+    CHECK(a.status == b.status);
+    CHECK(lines_of(a.out).size() == lines_of(b.out).size());
+    CHECK(sum(a.out) == 1000);
+    CHECK(sum(b.out) == 1000);
+  }
+  check_same(sorted({"--round-robin", "--pipe", "-j3", "wc", "-l"},
+                    numbers(1, 3)));
+}
+
 TEST_CASE("options poolrun leaves out say what to use instead" *
           doctest::timeout(60)) {
-  for (auto option : {"--header", "--files", "--round-robin", "--tmux",
-                      "--env", "--recstart", "--regexp", "-s"}) {
+  for (auto option : {"--tmux", "--regexp", "--rpl", "--basefile",
+                      "--workdir", "--semaphore", "--onall"}) {
     CAPTURE(option);
     child_process run{poolrun_argv({option, "x", "echo", ":::", "a"}), "", ""};
     CHECK(run.exit_code(30s) == 255);

@@ -201,3 +201,16 @@ TEST_CASE("-j 0 (256 dedicated workers) ends every time: 20 runs, each "
     CHECK(sorted_text(run.out()) == "a\nb\n");
   }
 }
+
+TEST_CASE("--bar at -j2 never shows more than 2 running" *
+          doctest::timeout(60)) {
+  // The jobs handed ahead to the pool (2 per worker) are not running.
+  child_process run{poolrun_argv({"-j2", "--bar", "--status-interval", "50ms",
+                                  "sleep 0.3", ":::", "1", "2", "3", "4", "5",
+                                  "6"}),
+                    "", ""};
+  CHECK(run.exit_code(30s) == 0);
+  CHECK(run.err().find(" 2 running") != std::string::npos);
+  CHECK(run.err().find(" 3 running") == std::string::npos);
+  CHECK(run.err().find(" 4 running") == std::string::npos);
+}
