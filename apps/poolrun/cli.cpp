@@ -184,16 +184,20 @@ std::string finish(run_options& o, raw_values& raw) {
   if (raw.one_line && !raw.max_lines)
     raw.max_lines = 1;
   if (raw.max_lines) {
-    // -L N: N lines per command (GNU parallel: as -N, for lines).
-    if (*raw.max_lines == 0)
-      return bad("-L", "0", "a positive number of lines");
+    // -L N: N lines per command (GNU parallel: as -N, for lines; -L 0
+    // as -N 0).
     if (!raw.exact_args)
       raw.exact_args = raw.max_lines;
   }
-  if (raw.replace_default)
-    o.replace_str = "{}";
-  if (o.replace_str.empty())
-    return bad("-I", "", "a replacement string such as {} or ,,");
+  if (raw.replace_default && raw.replace_whole.empty())
+    raw.replace_whole = "{}";
+  for (auto [str, spelling] :
+       {std::pair{&raw.replace_whole, "{}"}, {&raw.replace_ext, "{.}"},
+        {&raw.replace_base, "{/}"}, {&raw.replace_dir, "{//}"},
+        {&raw.replace_base_ext, "{/.}"}, {&raw.replace_seq, "{#}"},
+        {&raw.replace_slot, "{%}"}})
+    if (!str->empty() && *str != spelling)
+      o.replace_strings.emplace_back(*str, spelling);
   if (!raw.delay.empty()) {
     auto d = parse_duration(raw.delay);
     if (!d || d->count() < 0)
@@ -204,6 +208,8 @@ std::string finish(run_options& o, raw_values& raw) {
     o.joblog.erase(0, 1);
     o.joblog_append = true;
   }
+  if (!o.header.empty() && o.colsep.empty() && !o.pipe)
+    o.colsep = "\t"; // GNU parallel: --header splits at tabs by default
   if (!o.colsep.empty()) {
     try {
       std::regex check{o.colsep};
@@ -296,6 +302,23 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       head.emplace_back(argv[i]);
     else
       tail.emplace_back(argv[i]);
+  }
+  // GNU parallel's -l0, -l2 (an attached count; -l0 means -l1): as -L N.
+  // Only among the options (a word after two words that are no options
+  // belongs to the command).
+  for (size_t i = 0; i < head.size(); ++i) {
+    auto& word = head[i];
+    if (i >= 2 && head[i - 1][0] != '-' && head[i - 2][0] != '-')
+      break;
+    if (word.size() > 2 && word.compare(0, 2, "-l") == 0 &&
+        word.find_first_not_of("0123456789", 2) == std::string::npos &&
+        word.size() < 9) {
+      auto n = std::max(std::stoul(word.substr(2)), 1UL);
+      word = "-L";
+      head.insert(head.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                  std::to_string(n));
+      ++i;
+    }
   }
   auto& o = result.options;
   raw_values raw;

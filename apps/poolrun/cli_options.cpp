@@ -30,14 +30,32 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "N input lines per command (as -N)")->type_name("N"))
       ->group(input);
   app.add_flag("-l", raw.one_line, "-L 1")->group(input);
-  one(app.add_option("-I", o.replace_str,
+  one(app.add_option("-I", raw.replace_whole,
                      "STR stands for the argument instead of {}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--extensionreplace,--er", raw.replace_ext,
+                     "STR instead of {.}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--basenamereplace,--bnr", raw.replace_base,
+                     "STR instead of {/}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--dirnamereplace,--dnr", raw.replace_dir,
+                     "STR instead of {//}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--basenameextensionreplace,--bner", raw.replace_base_ext,
+                     "STR instead of {/.}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--seqreplace", raw.replace_seq,
+                     "STR instead of {#}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--slotreplace", raw.replace_slot,
+                     "STR instead of {%}")->type_name("STR"))
       ->group(input);
   app.add_flag("-i,--replace", raw.replace_default, "-I {}")->group(input);
   app.add_flag("-r,--no-run-if-empty", o.skip_empty,
                "skip input records of white space only")
       ->group(input);
-  one(app.add_option("-E,--eof", o.eof_str,
+  one(app.add_option("-E,-e,--eof", o.eof_str,
                      "input ends at a record equal to STR")->type_name("STR"))
       ->group(input);
   one(app.add_option("-C,--colsep", o.colsep,

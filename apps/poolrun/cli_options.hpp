@@ -37,6 +37,14 @@ struct raw_values {
   std::string replace_i;
   bool replace_default = false;
   bool one_line = false;
+  /// -I, --er, --bnr, --dnr, --bner, --seqreplace, --slotreplace.
+  std::string replace_whole;
+  std::string replace_ext;
+  std::string replace_base;
+  std::string replace_dir;
+  std::string replace_base_ext;
+  std::string replace_seq;
+  std::string replace_slot;
   std::optional<std::string> recend;
   bool ignored = false;
 };

@@ -140,10 +140,18 @@ std::string apply_op(op kind, std::string_view value) {
 }
 
 command_template::command_template(std::string_view text, bool context_replace,
-                                   std::string_view whole,
+                                   const custom_strings& custom,
                                    std::vector<std::string> names)
-    : context_replace_(context_replace), whole_(whole),
-      names_(std::move(names)) {
+    : context_replace_(context_replace), names_(std::move(names)) {
+  for (auto& [str, spelling] : custom) {
+    part p;
+    if (str.empty() || spelling.size() < 2 ||
+        !replacement(std::string_view{spelling}.substr(1, spelling.size() - 2),
+                     p))
+      continue;
+    p.text = str;
+    custom_.push_back(std::move(p));
+  }
   parse(text);
   if (!context_replace_)
     return;
@@ -154,7 +162,7 @@ command_template::command_template(std::string_view text, bool context_replace,
     if (end == std::string_view::npos)
       end = text.size();
     command_template word;
-    word.whole_ = whole_;
+    word.custom_ = custom_;
     word.names_ = names_;
     word.parse(text.substr(i, end - i));
     words_.push_back(std::move(word.parts_));
@@ -170,14 +178,22 @@ void command_template::parse(std::string_view text) {
       parts_.push_back(part{op::text, std::move(literal), 0});
     literal.clear();
   };
-  bool custom = whole_ != "{}";
+  auto overridden = [this](const part& rep) {
+    return rep.position == 0 &&
+           std::any_of(custom_.begin(), custom_.end(),
+                       [&](const part& c) { return c.kind == rep.kind; });
+  };
   while (i < text.size()) {
-    if (custom && text.compare(i, whole_.size(), whole_) == 0) {
-      // -I STR: STR is the argument.
+    auto custom = std::find_if(custom_.begin(), custom_.end(), [&](auto& c) {
+      return text.compare(i, c.text.size(), c.text) == 0;
+    });
+    if (custom != custom_.end()) {
+      // -I STR and the like: STR is the replacement.
       flush();
       has_replacements_ = true;
-      parts_.push_back(part{op::whole, whole_, 0});
-      i += whole_.size();
+      uses_slot_ = uses_slot_ || custom->kind == op::slot;
+      parts_.push_back(*custom);
+      i += custom->text.size();
       continue;
     }
     if (text[i] == '{') {
@@ -202,8 +218,8 @@ void command_template::parse(std::string_view text) {
           continue;
         }
       }
-      if (close != std::string_view::npos && !(custom && inner.empty()) &&
-          replacement(inner, rep)) {
+      if (close != std::string_view::npos && replacement(inner, rep) &&
+          !overridden(rep)) {
         flush();
         has_replacements_ = true;
         uses_slot_ = uses_slot_ || rep.kind == op::slot;
@@ -294,7 +310,7 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
 }
 
 std::string quoted_template(const std::vector<std::string>& words,
-                            const std::string& whole) {
+                            const command_template::custom_strings& custom) {
   std::string out;
   bool first = true;
   for (auto& word : words) {
@@ -305,7 +321,7 @@ std::string quoted_template(const std::vector<std::string>& words,
       out += "''";
       continue;
     }
-    command_template parsed{word, false, whole};
+    command_template parsed{word, false, custom};
     for (auto& p : parsed.parts())
       out += p.kind == op::text ? shell_quote(p.text) : p.text;
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace poolrun {
@@ -46,13 +47,16 @@ public:
 
   command_template() = default;
 
+  /// Strings standing for standard ones: (string, spelling such as
+  /// "{}" or "{//}"); the standard spelling is text then (-I, --dnr...).
+  using custom_strings = std::vector<std::pair<std::string, std::string>>;
+
   /// Parses `text`. With `context_replace` (-X), each word holding an
-  /// argument replacement repeats once per record. `whole` (-I) stands
-  /// for the argument instead of `{}` (which is then text).
-  /// `names` (--header) are the fields' names: `{name}` is field n.
+  /// argument replacement repeats once per record. `names` (--header) are
+  /// the fields' names: `{name}` is field n.
   explicit command_template(std::string_view text,
                             bool context_replace = false,
-                            std::string_view whole = "{}",
+                            const custom_strings& custom = {},
                             std::vector<std::string> names = {});
 
   /// The parsed parts (a replacement's `text`: its spelling).
@@ -90,7 +94,8 @@ private:
   /// With -X: the template cut into words, each parsed on its own.
   std::vector<std::vector<part>> words_;
   bool context_replace_ = false;
-  std::string whole_ = "{}";
+  /// The custom strings as parts (`text`: the string).
+  std::vector<part> custom_;
   std::vector<std::string> names_;
   bool has_replacements_ = false;
   bool uses_slot_ = false;
@@ -102,7 +107,7 @@ std::string apply_op(command_template::op kind, std::string_view value);
 /// -q: `words` joined by spaces, each shell-quoted around its replacement
 /// strings (`whole` as for `command_template`).
 std::string quoted_template(const std::vector<std::string>& words,
-                            const std::string& whole);
+                            const command_template::custom_strings& custom);
 
 /// Replaces every `slot_mark` in `command` with `slot`.
 std::string fill_slot(std::string command, size_t slot);

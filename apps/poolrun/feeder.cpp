@@ -51,7 +51,7 @@ std::string join_words(const std::vector<std::string>& words) {
 } // namespace
 
 std::string template_text(const run_options& opts) {
-  return opts.quote ? quoted_template(opts.command, opts.replace_str)
+  return opts.quote ? quoted_template(opts.command, opts.replace_strings)
                     : join_words(opts.command);
 }
 
@@ -73,9 +73,10 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
       inputs_(std::move(inputs)),
       // -N repeats the word around {} per argument, as -X does.
       command_(template_text(opts_),
-               opts_.multi_context || opts_.exact_args > 0, opts_.replace_str,
+               opts_.multi_context || opts_.exact_args > 0, opts_.replace_strings,
                opts_.header_names),
-      tagstring_(opts_.tagstring, false, "{}", opts_.header_names),
+      tagstring_(opts_.tagstring, false, opts_.replace_strings,
+                 opts_.header_names),
       results_(opts_.results),
       window_(window),
       low_water_(low_water) {
@@ -183,6 +184,12 @@ void feeder::flush(bool wait_for_credit) {
   batch_.reserve(batch_limit);
 }
 
+bool feeder::skip_block(const std::string& block) const {
+  // -r: a block of white space only starts no command.
+  return opts_.skip_empty &&
+         block.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
 void feeder::run() {
   uint64_t seq = 0;
   std::string error;
@@ -213,7 +220,8 @@ void feeder::run() {
       std::vector<std::string> dealt(opts_.round_robin_jobs);
       size_t count = 0;
       while (!stopped_ && blocks.next(block))
-        dealt[count++ % dealt.size()] += header + block;
+        if (!skip_block(block))
+          dealt[count++ % dealt.size()] += header + block;
       for (size_t i = 0; i < std::min(count, dealt.size()); ++i) {
         auto job = make_job({}, ++seq, false);
         job.spec.input = std::move(dealt[i]);
@@ -221,6 +229,8 @@ void feeder::run() {
       }
     }
     while (!opts_.round_robin && !stopped_ && blocks.next(block)) {
+      if (skip_block(block))
+        continue;
       auto job = make_job({}, ++seq, false);
       job.spec.input = header + block;
       push(std::move(job));

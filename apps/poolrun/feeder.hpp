@@ -81,6 +81,7 @@ public:
 
 private:
   void run();
+  bool skip_block(const std::string& block) const;
   void flush(bool wait_for_credit);
 
   run_options opts_;

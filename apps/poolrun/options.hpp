@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/timespan.hpp>
@@ -131,9 +132,11 @@ struct run_options {
   size_t max_chars = 0;
   /// `--env NAME`: locally every variable is passed on anyway.
   std::vector<std::string> env_names;
-  /// `-I STR` (`-i`, `--replace`): what stands for the whole argument
-  /// instead of `{}`.
-  std::string replace_str = "{}";
+  /// `-I STR` (`-i`, `--replace`), `--er`, `--bnr`, `--dnr`, `--bner`,
+  /// `--seqreplace`, `--slotreplace`: a string that stands for a standard
+  /// one (`{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`), which is text
+  /// then. Pairs of (string, standard spelling).
+  std::vector<std::pair<std::string, std::string>> replace_strings;
   /// `-q`: the command's words are quoted, so the shell sees them as given.
   bool quote = false;
   /// `-r`: records of white space only are skipped.

@@ -44,7 +44,7 @@ reporter::reporter(const run_options& opts) : opts_(opts) {
 }
 
 std::string reporter::open_joblog(bool append) {
-  if (opts_.joblog.empty())
+  if (opts_.joblog.empty() || opts_.dry_run) // GNU: --dry-run logs nothing
     return {};
   return joblog_.open(opts_.joblog, append);
 }

@@ -31,7 +31,7 @@ grouping grouping_for(const run_options& opts, size_t slots) {
       opts.exact_args > 0)
     return g;
   auto tmpl = std::make_shared<command_template>(
-      template_text(opts), opts.multi_context, opts.replace_str);
+      template_text(opts), opts.multi_context, opts.replace_strings);
   auto base = tmpl->expand({}, 1).size();
   g.fill = true;
   g.slots = slots;

@@ -255,10 +255,13 @@ void runner_state::complete(running_job& entry, std::optional<job_result> res,
                                feed_done_ ? total_ : 0);
   // As GNU parallel: the job that halts the run is named, and with `soon`
   // every later one of the same kind.
+  std::string named; // after the job's output, as GNU parallel
   if (action != halt_policy::action::none ||
       (was_halted && halt_.matches(failed)))
-    console::message(halt_.reason(failed) + ":\n" + res->command);
+    named = halt_.reason(failed) + ":\n" + res->command;
   out_->finished(job, std::move(res));
+  if (!named.empty())
+    console::message(named);
   if (action == halt_policy::action::soon) {
     if (running_.size() > 1)
       console::message("Starting no more jobs. Waiting for " +

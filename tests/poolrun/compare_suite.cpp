@@ -140,6 +140,10 @@ TEST_CASE("GNU parallel vs poolrun: -I - -q - -v - -t - -r - -E - --trim" *
   check_same(ordered({"-k", "--no-run-if-empty", "echo", "x{}y", ":::", "",
                       "a", " "}));
   check_same(ordered({"-k", "-E", "STOP", "echo"}, "a\nb\nSTOP\nc\n"));
+  check_same(ordered({"-j2", "-N1", "--pipe", "cat"}, "\n"));
+  check_same(ordered({"-r", "-j2", "-N1", "--pipe", "cat"}, "\n"));
+  auto dry = ordered({"--dryrun", "--joblog", "-", "echo", ":::", "a"});
+  check_same(dry);
   check_same(ordered({"-k", "-E", "b", "echo", ":::", "a", "b", "c"}));
   check_same(ordered({"-k", "--trim", "lr", "echo", "[{}]", ":::", " a ",
                       "b  "}));
@@ -202,6 +206,8 @@ TEST_CASE("GNU parallel vs poolrun: --header - --recstart - -s - --env" *
   file.given = {{"hf", "x,y\n1,2\n"}};
   check_same(file);
   check_same(ordered({"-k", "--header", "1", "echo", "{}"}, "h\n1\n2\n"));
+  check_same(ordered({"-k", "--header", ":", "echo", "{B}", "{A}"},
+                     "A\tB\n1\tone"));
   check_same(ordered({"-k", "--header", ":", "--pipe", "-N1", "cat"},
                      "h\n1\n2\n"));
   check_same(ordered({"-k", "--recstart", "A", "--pipe", "-N1",
@@ -253,6 +259,26 @@ TEST_CASE("GNU parallel vs poolrun: --files - --round-robin" *
   }
   check_same(sorted({"--round-robin", "--pipe", "-j3", "wc", "-l"},
                     numbers(1, 3)));
+}
+
+TEST_CASE("GNU parallel vs poolrun: -l0 - -L0 - -e - --dnr and the other "
+          "renamed strings" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-l0", "echo", "l0"}, numbers(1, 2)));
+  check_same(ordered({"-k", "-l2", "echo", "l2"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-L0", "echo", "L0"}, numbers(1, 2)));
+  check_same(ordered({"-k", "-i", "-eEND", "echo", "repl{.}ce"},
+                     "a\nEND\nb\n"));
+  check_same(ordered({"-k", "--replace", "-eEND", "echo", "repl{.}ce"},
+                     "a\nEND\nb\n"));
+  check_same(ordered({"--dnr", "II", "-k", "echo", "II", "{}", ":::", "a",
+                      "a/b", "a/b/c"}));
+  check_same(ordered({"--er", "EE", "--bnr", "BB", "-k", "echo", "EE", "BB",
+                      "{.}", ":::", "x/a.b"}));
+  check_same(ordered({"--bner", "NN", "--seqreplace", "SS", "-k", "echo",
+                      "NN", "SS", "{#}", ":::", "x/a.b"}));
+  check_same(ordered({"--slotreplace", "%%", "-j1", "-k", "echo", "%%",
+                      ":::", "a"}));
 }
 
 TEST_CASE("options poolrun leaves out say what to use instead" *
