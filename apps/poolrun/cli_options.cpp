@@ -66,6 +66,9 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "--colsep)")->type_name("n|l|r|lr"))
       ->group(input);
   app.add_flag("--shuf", o.shuffle, "the jobs in random order")->group(input);
+  app.add_flag("--skip-first-line", o.skip_first_line,
+               "drop the first line of standard input")
+      ->group(input);
   one(app.add_option("--header", o.header,
                      "the first line (':') or N lines of each source are "
                      "its header: {name} in the command; --pipe: put "

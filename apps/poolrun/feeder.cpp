@@ -211,6 +211,9 @@ void feeder::run() {
                        opts_.exact_args > 0 ? opts_.exact_args
                                             : opts_.max_args};
     std::string header; // --header: before every block
+    if (opts_.skip_first_line)
+      blocks.next_records(1, header);
+    header.clear();
     if (auto lines = header_lines(opts_); lines > 0)
       blocks.next_records(lines, header);
     std::string block;

@@ -49,6 +49,8 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
           // --header: its lines are read now, the rest as it comes.
           std::string value;
           bool bad = false;
+          if (opts.skip_first_line && src->path == "-")
+            reader->next(value, bad);
           for (size_t i = 0; i < header_lines(opts); ++i)
             if (reader->next(value, bad))
               result->add_header_names(value, i == 0);
@@ -72,6 +74,19 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
         data.values.erase(data.values.begin());
         data.bad.erase(data.bad.begin());
       }
+      // -E: each source ends at the value STR, as in GNU parallel.
+      if (!opts.eof_str.empty()) {
+        auto end = std::find(data.values.begin(), data.values.end(),
+                             opts.eof_str);
+        auto n = static_cast<size_t>(end - data.values.begin());
+        // (As GNU parallel: a source cut to nothing is one empty value.)
+        data.values.resize(std::max<size_t>(n, 1));
+        data.bad.resize(std::max<size_t>(n, 1));
+        if (n == 0) {
+          data.values.front().clear();
+          ++result->cut_sources_;
+        }
+      }
       if (data.values.empty())
         result->empty_ = true; // nothing to combine with
       // --link wraps the shorter sources; `:::+` cuts to the shortest.
@@ -84,6 +99,9 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
       grp.sources.push_back(std::move(data));
     }
   }
+  result->source_count_ = sources.size();
+  if (result->cut_sources_ == sources.size())
+    result->empty_ = true; // -E cut every source to nothing
   result->index_.assign(layout.size(), 0);
   return result;
 }
@@ -130,7 +148,18 @@ bool job_inputs::next_first(record& out, bool& bad) {
   bad = false;
   if (stream_) {
     out.emplace_back();
-    return stream_->next(out.back(), bad);
+    // -E: this source ends at the value STR.
+    if (stream_ended_ || !stream_->next(out.back(), bad))
+      return false;
+    if (!filter_.eof.empty() && out.back() == filter_.eof) {
+      stream_ended_ = true;
+      // (As GNU parallel: a source cut to nothing is one empty value.)
+      out.back().clear();
+      // ... unless every source is: then there is nothing to run.
+      return !stream_read_ && cut_sources_ + 1 < source_count_;
+    }
+    stream_read_ = true;
+    return true;
   }
   if (first_index_ >= groups_[0].size)
     return false;
@@ -155,11 +184,6 @@ bool job_inputs::next_record(record& out, bool& bad) {
   for (;;) {
     if (!next_raw_record(out, bad))
       return false;
-    if (!f.eof.empty() &&
-        std::find(out.begin(), out.end(), f.eof) != out.end()) {
-      empty_ = true; // -E: nothing after it
-      return false;
-    }
     if (f.colsep) {
       record columns;
       for (auto& value : out) {

@@ -101,6 +101,12 @@ private:
   size_t first_index_ = 0;
   std::vector<size_t> index_;
   bool empty_ = false;
+  /// -E met in the streamed source.
+  bool stream_ended_ = false;
+  bool stream_read_ = false;
+  /// -E: sources cut to nothing (one empty value), of all sources.
+  size_t cut_sources_ = 0;
+  size_t source_count_ = 0;
   /// -X/-m: records read ahead.
   std::deque<std::pair<record, bool>> ahead_;
   bool ended_ = false;

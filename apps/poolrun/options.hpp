@@ -141,7 +141,9 @@ struct run_options {
   bool quote = false;
   /// `-r`: records of white space only are skipped.
   bool skip_empty = false;
-  /// `-E STR`: input ends at a record equal to STR.
+  /// `--skip-first-line`: the first line of standard input is dropped.
+  bool skip_first_line = false;
+  /// `-E STR`: each source ends at a value equal to STR.
   std::string eof_str;
   /// `--colsep REGEX` (`-C`): each record split into columns ({1} {2} ...).
   std::string colsep;

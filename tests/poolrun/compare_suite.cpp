@@ -145,6 +145,26 @@ TEST_CASE("GNU parallel vs poolrun: -I - -q - -v - -t - -r - -E - --trim" *
   auto dry = ordered({"--dryrun", "--joblog", "-", "echo", ":::", "a"});
   check_same(dry);
   check_same(ordered({"-k", "-E", "b", "echo", ":::", "a", "b", "c"}));
+  // -E ends each source at its own STR.
+  auto per_source = ordered({"-k", "-E", "5", "echo", "::::", "-", ":::", "2",
+                             "3", "4", "5", "6", "::::", "f"},
+                            numbers(1, 100));
+  per_source.given = {{"f", numbers(3, 11)}};
+  check_same(per_source);
+  auto cut_to_nothing = ordered({"-k", "-E", "3", "echo", "::::", "-", ":::",
+                                 "3", "4", "::::", "f"},
+                                numbers(1, 10));
+  cut_to_nothing.given = {{"f", numbers(3, 5)}};
+  check_same(cut_to_nothing);
+  auto all_cut = ordered({"-k", "-E", "3", "echo", "::::", "-", ":::", "3",
+                          "4", "::::", "f"},
+                         numbers(3, 10));
+  all_cut.given = {{"f", numbers(3, 5)}};
+  check_same(all_cut);
+  check_same(ordered({"-k", "--skip-first-line", "--pipe", "--block", "10",
+                      "--header", "1", "cat"},
+                     "skipped\nMyHeader\n" + numbers(1, 10)));
+  check_same(ordered({"-k", "--skip-first-line", "echo"}, numbers(1, 3)));
   check_same(ordered({"-k", "--trim", "lr", "echo", "[{}]", ":::", " a ",
                       "b  "}));
   check_same(ordered({"-k", "--trim", "r", "echo", "[{}]"}, " a \n"));
