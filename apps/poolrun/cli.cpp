@@ -6,10 +6,14 @@
 #include <pool/http.hpp>
 #include <pool/pg_options.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <regex>
 
 #include <CLI/CLI.hpp>
 
+#include "cli_options.hpp"
 #include "secrets.hpp"
 #include "specs.hpp"
 
@@ -46,7 +50,7 @@ std::vector<input_source> split_sources(const std::vector<std::string>& args,
         input_source src;
         src.is_file = true;
         src.path = args[j];
-        src.linked = linked && j == begin;
+        src.linked = linked; // ::::+ F1 F2: each linked to the one before
         result.push_back(std::move(src));
       }
     } else {
@@ -90,192 +94,6 @@ std::string unescape(const std::string& text) {
   return result;
 }
 
-/// The values of options that CLI11 stores as text, checked here.
-struct raw_values {
-  std::string jobs;
-  std::string delimiter;
-  std::string block;
-  std::string retries;
-  std::string retry_delay;
-  std::string timeout;
-  std::string halt;
-  std::string status_interval;
-  std::string queue_outage;
-  std::vector<std::string> arg_files;
-  std::vector<std::string> trc;
-  bool transfer = false;
-  bool null = false;
-  bool ungroup = false;
-  bool group = false;
-  bool line_buffer = false;
-  std::optional<size_t> exact_args;
-  bool ignored = false;
-};
-
-void define_options(CLI::App& app, run_options& o, raw_values& raw) {
-  auto one = [](CLI::Option* opt) {
-    return opt->allow_extra_args(false)->expected(1);
-  };
-  const std::string input = "Input";
-  app.add_option("-a,--arg-file", raw.arg_files,
-                 "read arguments from FILE ('-': standard input); repeatable")->type_name("FILE")
-      ->allow_extra_args(false)
-      ->group(input);
-  app.add_flag("--link,--xapply", o.link,
-               "sources side by side instead of every combination")
-      ->group(input);
-  app.add_flag("-0,--null", raw.null, "records end with NUL, not newline")
-      ->group(input);
-  one(app.add_option("-d,--delimiter", raw.delimiter,
-                     "records end with DELIM (\\n \\t \\0 escapes)")->type_name("DELIM"))
-      ->group(input);
-  one(app.add_option("-n,--max-args", o.max_args,
-                     "N arguments per command")->type_name("N"))
-      ->group(input);
-  one(app.add_option("-N,--max-replace-args", raw.exact_args,
-                     "N arguments per command; {1}..{N} each one")->type_name("N"))
-      ->group(input);
-  app.add_flag("-X", o.multi_context,
-               "as many arguments as fit, the word around {} repeated")
-      ->group(input);
-  app.add_flag("-m", o.multi_plain, "as many arguments as fit")
-      ->group(input);
-  app.add_flag("--pipe,--spreadstdin", o.pipe,
-               "cut standard input into blocks fed to the commands")
-      ->group(input);
-  one(app.add_option("--block,--block-size", raw.block,
-                     "--pipe block size (1M; k M G suffixes)")->type_name("SIZE"))
-      ->group(input);
-  one(app.add_option("--recend", o.recend, "--pipe record end (\\n)")->type_name("STR"))
-      ->group(input);
-  const std::string running = "Running";
-  one(app.add_option("-j,-P,--jobs,--max-procs", raw.jobs,
-                     "commands at once: N, N%, +N, -N (of the cores), 0 "
-                     "(256); default: cores")->type_name("N"))
-      ->group(running);
-  one(app.add_option("--shell", o.shell,
-                     "shell for the commands (else $PARALLEL_SHELL, the "
-                     "calling shell, $SHELL)")->type_name("SHELL"))
-      ->group(running);
-  one(app.add_option("--timeout", raw.timeout,
-                     "kill a command's process group after D (2s, 500ms)")->type_name("D"))
-      ->group(running);
-  one(app.add_option("--retries", raw.retries,
-                     "N attempts in total for a failing command (0: no end)")->type_name("N"))
-      ->group(running);
-  one(app.add_option("--retry-delay", raw.retry_delay,
-                     "wait before a retry (100ms), doubling")->type_name("D"))
-      ->group(running);
-  one(app.add_option("--halt,--halt-on-error", raw.halt,
-                     "stop early: soon|now,fail|success|done=N|N%")->type_name("WHEN,WHY=N"))
-      ->group(running);
-  app.add_flag("--dry-run", o.dry_run, "print the commands, run nothing")
-      ->group(running);
-  const std::string remote = "Remote";
-  app.add_option("-S,--sshlogin", o.sshlogins,
-                 "run on [N/][user@]host (':' local), comma-separated")->type_name("LOGIN")
-      ->allow_extra_args(false)
-      ->group(remote);
-  app.add_option("--sshloginfile,--slf", o.sshlogin_files,
-                 "sshlogins from FILE, one a line")->type_name("FILE")
-      ->allow_extra_args(false)
-      ->group(remote);
-  one(app.add_option("--ssh", o.ssh, "the ssh command (ssh)")->type_name("CMD"))->group(remote);
-  app.add_option("--transferfile,--tf", o.transfer_files,
-                 "copy FILE to the host first")->type_name("FILE")
-      ->allow_extra_args(false)
-      ->group(remote);
-  app.add_flag("--transfer", raw.transfer, "= --transferfile {}")
-      ->group(remote);
-  app.add_option("--return", o.return_files, "copy FILE back afterwards")->type_name("FILE")
-      ->allow_extra_args(false)
-      ->group(remote);
-  app.add_flag("--cleanup", o.cleanup, "remove transferred files afterwards")
-      ->group(remote);
-  app.add_option("--trc", raw.trc,
-                 "= --transfer --return FILE --cleanup")->type_name("FILE")
-      ->allow_extra_args(false)
-      ->group(remote);
-  const std::string output = "Output";
-  app.add_flag("-k,--keep-order", o.keep_order, "outputs in input order")
-      ->group(output);
-  app.add_flag("--group", raw.group, "each output whole (default)")
-      ->group(output);
-  app.add_flag("--line-buffer,--lb", raw.line_buffer,
-               "whole lines as they come")
-      ->group(output);
-  app.add_flag("-u,--ungroup", raw.ungroup, "output straight through")
-      ->group(output);
-  app.add_flag("--tag", o.tag, "prefix output lines with the arguments")
-      ->group(output);
-  one(app.add_option("--tagstring", o.tagstring,
-                     "prefix output lines with STR (replacement strings)")->type_name("STR"))
-      ->group(output);
-  one(app.add_option("--results,--res", o.results,
-                     "outputs into DIR/1/arg/stdout (GNU parallel's layout)")->type_name("DIR"))
-      ->group(output);
-  const std::string records = "Records";
-  one(app.add_option("--joblog", o.joblog,
-                     "GNU parallel's joblog ('-': standard output)")->type_name("FILE"))
-      ->group(records);
-  app.add_flag("--resume", o.resume, "skip the jobs in --joblog")
-      ->group(records);
-  app.add_flag("--resume-failed", o.resume_failed,
-               "skip the jobs --joblog has as succeeded, rerun failed ones")
-      ->group(records);
-  one(app.add_option("--journal", o.journal,
-                     "durable journal: rerun the same command line to resume")->type_name("FILE"))
-      ->group(records);
-  one(app.add_option("--queue", o.queue,
-                     "a PostgreSQL queue shared by every poolrun that names "
-                     "it: each runs what it claims; rerun to resume")
-          ->type_name("postgres://..."))
-      ->group(records);
-  one(app.add_option("--queue-name", o.queue_name,
-                     "with --queue: which queue of the database (default "
-                     "poolrun)")->type_name("NAME"))
-      ->group(records);
-  one(app.add_option("--queue-outage", raw.queue_outage,
-                     "with --queue: wait D for its database (5min), then "
-                     "stop; rerun to resume")->type_name("D"))
-      ->group(records);
-  app.add_flag("--enqueue", o.enqueue,
-               "with --queue: add the jobs to the queue and exit; run "
-               "nothing here")
-      ->group(records);
-  app.add_flag("--replay", o.replay,
-               "with --journal or --queue: print outputs of earlier runs too")
-      ->group(records);
-  const std::string progress = "Progress";
-  one(app.add_option("--http", o.http,
-                     "serve metrics (/metrics), JSON and a live page on "
-                     "ADDR:PORT (127.0.0.1 unless given; actions need an "
-                     "operator token)")
-          ->type_name("ADDR:PORT"))
-      ->group(progress);
-  one(app.add_option("--http-token-file", o.http_token_file,
-                     "with --http: the operator token, from a file only you "
-                     "can read (or POOL_HTTP_TOKEN_FILE, POOL_HTTP_TOKEN in "
-                     "the environment; never on the command line)")
-          ->type_name("FILE"))
-      ->group(progress);
-  app.add_flag("--eta", o.eta, "estimated time left on standard error")
-      ->group(progress);
-  app.add_flag("--bar", o.bar, "progress bar on standard error")
-      ->group(progress);
-  app.add_flag("--progress", o.progress, "progress on standard error")
-      ->group(progress);
-  app.add_flag("--summary", o.summary, "a summary line at the end")
-      ->group(progress);
-  one(app.add_option("--status-interval", raw.status_interval,
-                     "off a terminal: a status line this often (10s)")->type_name("D"))
-      ->group(progress);
-  app.add_flag("--version", o.version, "print the version")->group("Other");
-  app.add_flag("--will-cite,--no-notice", raw.ignored,
-               "accepted for GNU parallel's sake")
-      ->group("Other");
-}
-
 /// Checks and converts the raw values; returns what is wrong, or "".
 std::string finish(run_options& o, raw_values& raw) {
   auto bad = [](const std::string& option, const std::string& value,
@@ -303,7 +121,24 @@ std::string finish(run_options& o, raw_values& raw) {
       return bad("--block", raw.block, "a size such as 1M, 512k or 4096");
     o.block_size = *size;
   }
-  o.recend = unescape(o.recend);
+  if (!o.header.empty() && o.header != ":" &&
+      (o.header.find_first_not_of("0123456789") != std::string::npos ||
+       o.header.size() > 6))
+    return bad("--header", o.header,
+               ": or a number of lines (poolrun takes no regular "
+               "expression here)");
+  o.recstart = unescape(o.recstart);
+  if (raw.recend)
+    o.recend = unescape(*raw.recend);
+  else if (!o.recstart.empty())
+    o.recend.clear(); // GNU parallel: only --recstart cuts then
+  if (!o.env_names.empty() &&
+      (!o.sshlogin_files.empty() ||
+       std::any_of(o.sshlogins.begin(), o.sshlogins.end(),
+                   [](const std::string& x) { return x != ":"; })))
+    return "--env with remote hosts is not supported by poolrun: set the "
+           "variable in the command (VAR=value cmd); local commands get "
+           "the whole environment anyway";
   if (!raw.retries.empty()) {
     auto n = parse_count(raw.retries, 0, 1000000);
     if (!n)
@@ -353,8 +188,52 @@ std::string finish(run_options& o, raw_values& raw) {
     o.output = output_mode::ungroup;
   else if (raw.line_buffer)
     o.output = output_mode::line_buffer;
+  if (raw.one_line && !raw.max_lines)
+    raw.max_lines = 1;
+  if (raw.max_lines) {
+    // -L N: N lines per command (GNU parallel: as -N, for lines; -L 0
+    // as -N 0).
+    if (!raw.exact_args)
+      raw.exact_args = raw.max_lines;
+  }
+  if (raw.replace_default && raw.replace_whole.empty())
+    raw.replace_whole = "{}";
+  for (auto [str, spelling] :
+       {std::pair{&raw.replace_whole, "{}"}, {&raw.replace_ext, "{.}"},
+        {&raw.replace_base, "{/}"}, {&raw.replace_dir, "{//}"},
+        {&raw.replace_base_ext, "{/.}"}, {&raw.replace_seq, "{#}"},
+        {&raw.replace_slot, "{%}"}})
+    if (!str->empty() && *str != spelling)
+      o.replace_strings.emplace_back(*str, spelling);
+  if (!raw.delay.empty()) {
+    auto d = parse_duration(raw.delay);
+    if (!d || d->count() < 0)
+      return bad("--delay", raw.delay, "a duration such as 0.5 or 100ms");
+    o.delay = *d;
+  }
+  if (!o.joblog.empty() && o.joblog[0] == '+' && o.joblog.size() > 1) {
+    o.joblog.erase(0, 1);
+    o.joblog_append = true;
+  }
+  if (!o.header.empty() && o.colsep.empty() && !o.pipe)
+    o.colsep = "\t"; // GNU parallel: --header splits at tabs by default
+  if (!o.colsep.empty()) {
+    try {
+      std::regex check{o.colsep};
+    } catch (const std::regex_error&) {
+      return bad("--colsep", o.colsep, "a regular expression");
+    }
+    if (o.trim.empty())
+      o.trim = "lr";
+  }
+  if (!o.trim.empty() && o.trim != "n" && o.trim != "l" && o.trim != "r" &&
+      o.trim != "lr" && o.trim != "rl")
+    return bad("--trim", o.trim, "n, l, r or lr");
   o.exact_args = raw.exact_args.value_or(0);
-  o.no_args = raw.exact_args && *raw.exact_args == 0;
+  o.max_args = raw.max_args.value_or(0);
+  // -n0 as -N0: one argument read per command, none passed (GNU parallel).
+  o.no_args = (raw.exact_args && *raw.exact_args == 0) ||
+              (raw.max_args && *raw.max_args == 0);
   if (raw.transfer)
     o.transfer_files.push_back("{}");
   for (auto& file : raw.trc) {
@@ -401,6 +280,8 @@ std::string finish(run_options& o, raw_values& raw) {
       return "--results " + o.results +
              ": CSV, TSV and JSON results files are not supported by "
              "poolrun; give a directory";
+  if (o.pipe && o.command.empty())
+    return "--pipe must have a command to pipe into (e.g. 'cat')";
   if (o.pipe && (o.multi_context || o.multi_plain))
     return "--pipe cannot be combined with -X or -m";
   if (o.multi_context && o.multi_plain)
@@ -429,6 +310,23 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     else
       tail.emplace_back(argv[i]);
   }
+  // GNU parallel's -l0, -l2 (an attached count; -l0 means -l1): as -L N.
+  // Only among the options (a word after two words that are no options
+  // belongs to the command).
+  for (size_t i = 0; i < head.size(); ++i) {
+    auto& word = head[i];
+    if (i >= 2 && head[i - 1][0] != '-' && head[i - 2][0] != '-')
+      break;
+    if (word.size() > 2 && word.compare(0, 2, "-l") == 0 &&
+        word.find_first_not_of("0123456789", 2) == std::string::npos &&
+        word.size() < 9) {
+      auto n = std::max(std::stoul(word.substr(2)), 1UL);
+      word = "-L";
+      head.insert(head.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                  std::to_string(n));
+      ++i;
+    }
+  }
   auto& o = result.options;
   raw_values raw;
   CLI::App app{"poolrun"};
@@ -449,9 +347,14 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   auto rest = app.remaining();
   if (!rest.empty() && rest.front() == "--")
     rest.erase(rest.begin());
-  else if (!rest.empty() && rest.front().size() > 1 && rest.front()[0] == '-')
+  else if (!rest.empty() && rest.front().size() > 1 &&
+           rest.front()[0] == '-') {
     // prefix_command passes an unknown option on as the command.
-    return {o, "unknown option '" + rest.front() + "'"};
+    auto advice = refused_option_advice(rest.front());
+    if (advice.empty())
+      advice = "unknown option '" + rest.front() + "'";
+    return {o, advice};
+  }
   o.command = std::move(rest);
   for (auto& file : raw.arg_files) {
     input_source src;
@@ -466,6 +369,37 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   for (auto& src : sources)
     o.sources.push_back(std::move(src));
   result.error = finish(o, raw);
+  return result;
+}
+
+std::vector<std::string> with_environment_options(int argc,
+                                                  const char* const* argv,
+                                                  const char* parallel_env) {
+  std::vector<std::string> result;
+  if (argc > 0)
+    result.emplace_back(argv[0]);
+  if (parallel_env != nullptr) {
+    std::string word;
+    bool in_word = false;
+    for (const char* p = parallel_env; *p != '\0'; ++p) {
+      if (*p == '\\' && p[1] != '\0') {
+        word += *++p;
+        in_word = true;
+      } else if (std::isspace(static_cast<unsigned char>(*p))) {
+        if (in_word)
+          result.push_back(std::move(word));
+        word.clear();
+        in_word = false;
+      } else {
+        word += *p;
+        in_word = true;
+      }
+    }
+    if (in_word)
+      result.push_back(std::move(word));
+  }
+  for (int i = 1; i < argc; ++i)
+    result.emplace_back(argv[i]);
   return result;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "options.hpp"
 
@@ -20,6 +21,13 @@ struct parsed_command_line {
 /// it), then input sources from the first `:::`, `::::`, `:::+` or
 /// `::::+` on. Reads no environment and no files. Never throws.
 parsed_command_line parse_command_line(int argc, const char* const* argv);
+
+/// `argv` with the options of `$PARALLEL` (`parallel_env`, may be null)
+/// put before the first argument, as GNU parallel takes them: words split
+/// at white space, a backslash makes the next character part of a word.
+std::vector<std::string> with_environment_options(int argc,
+                                                  const char* const* argv,
+                                                  const char* parallel_env);
 
 /// `--help`: the options by topic.
 std::string usage();

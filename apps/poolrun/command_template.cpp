@@ -1,6 +1,7 @@
 // Parses and expands command templates the way GNU parallel does.
 #include "command_template.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "shell.hpp"
@@ -42,19 +43,24 @@ bool replacement(std::string_view inner, command_template::part& out) {
     out.kind = op::slot;
     return true;
   }
+  // {-n}: the n-th field from the end.
+  bool negative = !inner.empty() && inner[0] == '-';
+  size_t sign = negative ? 1 : 0;
   size_t digits = 0;
-  while (digits < inner.size() &&
-         std::isdigit(static_cast<unsigned char>(inner[digits])))
+  while (sign + digits < inner.size() &&
+         std::isdigit(static_cast<unsigned char>(inner[sign + digits])))
     ++digits;
-  size_t position = 0;
+  int64_t position = 0;
   if (digits > 0) {
-    if (digits > 6 || inner[0] == '0')
+    if (digits > 6 || inner[sign] == '0')
       return false;
-    position = std::stoul(std::string{inner.substr(0, digits)});
-  }
-  if (!op_of(inner.substr(digits), out.kind))
+    position = std::stol(std::string{inner.substr(sign, digits)});
+  } else if (negative) {
     return false;
-  out.position = position;
+  }
+  if (!op_of(inner.substr(sign + digits), out.kind))
+    return false;
+  out.position = negative ? -position : position;
   return true;
 }
 
@@ -94,7 +100,13 @@ size_t field_count(const arguments& args) {
   return n;
 }
 
-const std::string* field_at(const arguments& args, size_t position) {
+const std::string* field_at(const arguments& args, int64_t signed_position) {
+  auto count = static_cast<int64_t>(field_count(args));
+  if (signed_position < 0)
+    signed_position += count + 1; // {-1}: the last one
+  if (signed_position <= 0 || signed_position > count)
+    return nullptr;
+  auto position = static_cast<size_t>(signed_position);
   for (auto& rec : args) {
     if (position <= rec.size())
       return &rec[position - 1];
@@ -127,8 +139,19 @@ std::string apply_op(op kind, std::string_view value) {
   }
 }
 
-command_template::command_template(std::string_view text, bool context_replace)
-    : context_replace_(context_replace) {
+command_template::command_template(std::string_view text, bool context_replace,
+                                   const custom_strings& custom,
+                                   std::vector<std::string> names)
+    : context_replace_(context_replace), names_(std::move(names)) {
+  for (auto& [str, spelling] : custom) {
+    part p;
+    if (str.empty() || spelling.size() < 2 ||
+        !replacement(std::string_view{spelling}.substr(1, spelling.size() - 2),
+                     p))
+      continue;
+    p.text = str;
+    custom_.push_back(std::move(p));
+  }
   parse(text);
   if (!context_replace_)
     return;
@@ -139,6 +162,8 @@ command_template::command_template(std::string_view text, bool context_replace)
     if (end == std::string_view::npos)
       end = text.size();
     command_template word;
+    word.custom_ = custom_;
+    word.names_ = names_;
     word.parse(text.substr(i, end - i));
     words_.push_back(std::move(word.parts_));
     i = end + 1;
@@ -153,15 +178,52 @@ void command_template::parse(std::string_view text) {
       parts_.push_back(part{op::text, std::move(literal), 0});
     literal.clear();
   };
+  auto overridden = [this](const part& rep) {
+    return rep.position == 0 &&
+           std::any_of(custom_.begin(), custom_.end(),
+                       [&](const part& c) { return c.kind == rep.kind; });
+  };
   while (i < text.size()) {
+    auto custom = std::find_if(custom_.begin(), custom_.end(), [&](auto& c) {
+      return text.compare(i, c.text.size(), c.text) == 0;
+    });
+    if (custom != custom_.end()) {
+      // -I STR and the like: STR is the replacement.
+      flush();
+      has_replacements_ = true;
+      uses_slot_ = uses_slot_ || custom->kind == op::slot;
+      parts_.push_back(*custom);
+      i += custom->text.size();
+      continue;
+    }
     if (text[i] == '{') {
       auto close = text.find('}', i + 1);
       part rep;
-      if (close != std::string_view::npos &&
-          replacement(text.substr(i + 1, close - i - 1), rep)) {
+      auto inner = close == std::string_view::npos
+                       ? std::string_view{}
+                       : text.substr(i + 1, close - i - 1);
+      if (close != std::string_view::npos && !inner.empty() &&
+          !replacement(inner, rep)) {
+        // --header: {name} is the named field.
+        auto name = std::find(names_.begin(), names_.end(), inner);
+        if (name != names_.end()) {
+          rep.kind = op::whole;
+          rep.position = name - names_.begin() + 1;
+          rep.text.clear();
+          flush();
+          has_replacements_ = true;
+          rep.text = std::string{text.substr(i, close - i + 1)};
+          parts_.push_back(std::move(rep));
+          i = close + 1;
+          continue;
+        }
+      }
+      if (close != std::string_view::npos && replacement(inner, rep) &&
+          !overridden(rep)) {
         flush();
         has_replacements_ = true;
         uses_slot_ = uses_slot_ || rep.kind == op::slot;
+        rep.text = std::string{text.substr(i, close - i + 1)};
         parts_.push_back(std::move(rep));
         i = close + 1;
         continue;
@@ -173,6 +235,7 @@ void command_template::parse(std::string_view text) {
 }
 
 void command_template::expand_parts(const std::vector<part>& parts,
+                                    const arguments& all,
                                     const arguments& args, uint64_t seq,
                                     bool quote, std::string& out) const {
   for (auto& p : parts) {
@@ -187,8 +250,10 @@ void command_template::expand_parts(const std::vector<part>& parts,
         out += slot_mark;
         break;
       default:
-        if (p.position > 0) {
-          if (auto value = field_at(args, p.position))
+        if (p.position != 0) {
+          // Positional: of all the command's fields, also in a word that
+          // repeats per record (-X, -N), as GNU parallel has it.
+          if (auto value = field_at(all, p.position))
             append_value(out, apply_op(p.kind, *value), quote);
           break;
         }
@@ -208,7 +273,7 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
                                      bool quote) const {
   std::string out;
   if (!has_replacements_) {
-    expand_parts(parts_, args, seq, quote, out);
+    expand_parts(parts_, args, args, seq, quote, out);
     for (auto& rec : args)
       for (auto& value : rec) {
         out += ' ';
@@ -217,7 +282,7 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
     return out;
   }
   if (!context_replace_ || field_count(args) == 0) {
-    expand_parts(parts_, args, seq, quote, out);
+    expand_parts(parts_, args, args, seq, quote, out);
     return out;
   }
   // -X: a word with an argument replacement once per record.
@@ -228,9 +293,9 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
     first_word = false;
     bool per_record = false;
     for (auto& p : word)
-      per_record = per_record || is_argument_op(p.kind);
+      per_record = per_record || (is_argument_op(p.kind) && p.position == 0);
     if (!per_record) {
-      expand_parts(word, args, seq, quote, out);
+      expand_parts(word, args, args, seq, quote, out);
       continue;
     }
     bool first_rec = true;
@@ -238,8 +303,27 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
       if (!first_rec)
         out += ' ';
       first_rec = false;
-      expand_parts(word, arguments{rec}, seq, quote, out);
+      expand_parts(word, args, arguments{rec}, seq, quote, out);
     }
+  }
+  return out;
+}
+
+std::string quoted_template(const std::vector<std::string>& words,
+                            const command_template::custom_strings& custom) {
+  std::string out;
+  bool first = true;
+  for (auto& word : words) {
+    if (!first)
+      out += ' ';
+    first = false;
+    if (word.empty()) {
+      out += "''";
+      continue;
+    }
+    command_template parsed{word, false, custom};
+    for (auto& p : parsed.parts())
+      out += p.kind == op::text ? shell_quote(p.text) : p.text;
   }
   return out;
 }

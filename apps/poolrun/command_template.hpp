@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace poolrun {
@@ -21,7 +22,7 @@ constexpr char slot_mark = '\0';
 
 /// A parsed template: literal text and replacement strings `{}` `{.}` `{/}`
 /// `{//}` `{/.}` `{#}` `{%}` and positional `{n}` `{n.}` `{n/}` `{n//}`
-/// `{n/.}`. Anything else in braces is text. Immutable; safe to share.
+/// `{n/.}` (`{-n}`: from the end). Anything else in braces is text. Immutable; safe to share.
 class command_template {
 public:
   enum class op : uint8_t {
@@ -39,16 +40,29 @@ public:
     op kind = op::text;
     /// The text (kind text).
     std::string text;
-    /// 1-based index into the flattened fields; 0: all of them.
-    size_t position = 0;
+    /// 1-based index into the flattened fields, from the end when
+    /// negative (`{-1}`: the last); 0: all of them.
+    int64_t position = 0;
   };
 
   command_template() = default;
 
+  /// Strings standing for standard ones: (string, spelling such as
+  /// "{}" or "{//}"); the standard spelling is text then (-I, --dnr...).
+  using custom_strings = std::vector<std::pair<std::string, std::string>>;
+
   /// Parses `text`. With `context_replace` (-X), each word holding an
-  /// argument replacement repeats once per record.
+  /// argument replacement repeats once per record. `names` (--header) are
+  /// the fields' names: `{name}` is field n.
   explicit command_template(std::string_view text,
-                            bool context_replace = false);
+                            bool context_replace = false,
+                            const custom_strings& custom = {},
+                            std::vector<std::string> names = {});
+
+  /// The parsed parts (a replacement's `text`: its spelling).
+  const std::vector<part>& parts() const noexcept {
+    return parts_;
+  }
 
   bool empty() const noexcept {
     return parts_.empty();
@@ -71,19 +85,29 @@ public:
 
 private:
   void parse(std::string_view text);
-  void expand_parts(const std::vector<part>& parts, const arguments& args,
-                    uint64_t seq, bool quote, std::string& out) const;
+  /// Positional parts take their field from `all`, the others from `args`.
+  void expand_parts(const std::vector<part>& parts, const arguments& all,
+                    const arguments& args, uint64_t seq, bool quote,
+                    std::string& out) const;
 
   std::vector<part> parts_;
   /// With -X: the template cut into words, each parsed on its own.
   std::vector<std::vector<part>> words_;
   bool context_replace_ = false;
+  /// The custom strings as parts (`text`: the string).
+  std::vector<part> custom_;
+  std::vector<std::string> names_;
   bool has_replacements_ = false;
   bool uses_slot_ = false;
 };
 
 /// Applies replacement `kind` (one of the argument ops) to `value`.
 std::string apply_op(command_template::op kind, std::string_view value);
+
+/// -q: `words` joined by spaces, each shell-quoted around its replacement
+/// strings (`whole` as for `command_template`).
+std::string quoted_template(const std::vector<std::string>& words,
+                            const command_template::custom_strings& custom);
 
 /// Replaces every `slot_mark` in `command` with `slot`.
 std::string fill_slot(std::string command, size_t slot);

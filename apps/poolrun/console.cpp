@@ -2,6 +2,8 @@
 #include "console.hpp"
 
 #include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <mutex>
 
 #include <unistd.h>
@@ -37,8 +39,15 @@ void redraw_bar_locked() {
 }
 
 void note(bool ok, int stream) {
-  if (!ok && stream != 2)
-    failed = true;
+  if (ok || stream == 2)
+    return;
+  if (errno == EPIPE) {
+    // Whoever read standard output is gone: end as SIGPIPE would have
+    // ended poolrun before it ignored the signal (for --pipe's sake).
+    std::signal(SIGPIPE, SIG_DFL);
+    std::raise(SIGPIPE);
+  }
+  failed = true;
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // Runs a job on a slot: local processes directly, remote ones over ssh.
 #include "executor.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "command_template.hpp"
+#include "console.hpp"
 #include "process.hpp"
 #include "shell.hpp"
 
@@ -33,14 +35,14 @@ std::vector<std::string> job_environment(const executor& ex,
           "PARALLEL_PID=" + ex.pid_text};
 }
 
-launch_spec base_launch(executor& ex, const job_spec& spec) {
+launch_spec base_launch(executor& ex, const job_spec& spec, size_t slot) {
   launch_spec launch;
   launch.timeout = ex.timeout;
   launch.mode = ex.mode;
   if (!spec.input.empty())
     launch.input = &spec.input;
   if (ex.mode == output_mode::line_buffer) {
-    auto tag = spec.tag;
+    auto tag = fill_slot(spec.tag, slot); // {%} in --tagstring
     auto sink = ex.line_sink;
     launch.on_lines = [sink, tag](int stream, std::string_view lines) {
       sink(stream, tag, lines);
@@ -51,7 +53,7 @@ launch_spec base_launch(executor& ex, const job_spec& spec) {
 
 job_result run_local(executor& ex, const job_spec& spec,
                      const std::string& command, size_t slot) {
-  auto launch = base_launch(ex, spec);
+  auto launch = base_launch(ex, spec, slot);
   launch.env = job_environment(ex, spec, slot);
   auto words = simple_command(command);
   if (words)
@@ -180,7 +182,7 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
     lost = !master.alive();
     return res;
   }
-  auto launch = base_launch(ex, spec);
+  auto launch = base_launch(ex, spec, s.number);
   launch.argv = master.session(remote_wrapper(command, spec.seq, s.number));
   launch.strip_marker = true;
   auto* m = &master;
@@ -215,6 +217,18 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
   if (ex.cleanup)
     clean_up(master, spec);
   return res;
+}
+
+/// --delay: waits until the last start is `ex.delay` ago.
+void wait_for_turn(executor& ex) {
+  std::chrono::steady_clock::time_point at;
+  {
+    std::lock_guard<std::mutex> guard{ex.delay_mtx};
+    auto now = std::chrono::steady_clock::now();
+    at = std::max(now, ex.next_start);
+    ex.next_start = at + ex.delay;
+  }
+  std::this_thread::sleep_until(at); // the worker's own thread
 }
 
 } // namespace
@@ -258,6 +272,10 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
     }
     me.preferred = s->number;
     auto command = fill_slot(spec.command, s->number);
+    if (ex.delay > caf::timespan::zero())
+      wait_for_turn(ex);
+    if (ex.trace)
+      console::write(2, command + "\n");
     auto& host = ex.slots->host(s->host);
     bool lost = false;
     auto res = host.login.local()

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <cstddef>
 #include <memory>
@@ -35,6 +36,13 @@ struct executor {
   std::mutex failed_mtx;
   std::unordered_map<uint64_t, std::vector<size_t>> failed_on;
   std::atomic<size_t> next_worker{0};
+  /// -t: each command on standard error as it starts.
+  bool trace = false;
+  /// --delay: at least this between two starts; `next_start` under
+  /// `delay_mtx`.
+  caf::timespan delay{0};
+  std::mutex delay_mtx;
+  std::chrono::steady_clock::time_point next_start;
   /// --line-buffer: writes lines of a stream (1, 2) with a job's tag.
   std::function<void(int, const std::string&, std::string_view)> line_sink;
 };

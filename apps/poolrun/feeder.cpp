@@ -1,6 +1,9 @@
 // The feeder thread: input -> jobs -> the runner, under credit.
 #include "feeder.hpp"
 
+#include <algorithm>
+#include <random>
+
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
@@ -32,6 +35,9 @@ std::string escape_for_dir(const std::string& value) {
         out += c;
     }
   }
+  // As GNU parallel: a name longer than a directory entry may be is cut.
+  if (out.size() > 255)
+    out.resize(255);
   return out;
 }
 
@@ -41,6 +47,15 @@ std::string join_words(const std::vector<std::string>& words) {
     out += (out.empty() ? "" : " ") + w;
   return out;
 }
+
+} // namespace
+
+std::string template_text(const run_options& opts) {
+  return opts.quote ? quoted_template(opts.command, opts.replace_strings)
+                    : join_words(opts.command);
+}
+
+namespace {
 
 } // namespace
 
@@ -56,8 +71,12 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
                size_t window, size_t low_water)
     : opts_(std::move(opts)),
       inputs_(std::move(inputs)),
-      command_(join_words(opts_.command), opts_.multi_context),
-      tagstring_(opts_.tagstring),
+      // -N repeats the word around {} per argument, as -X does.
+      command_(template_text(opts_),
+               opts_.multi_context || opts_.exact_args > 0, opts_.replace_strings,
+               opts_.header_names),
+      tagstring_(opts_.tagstring, false, opts_.replace_strings,
+                 opts_.header_names),
       results_(opts_.results),
       window_(window),
       low_water_(low_water) {
@@ -120,8 +139,11 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     return job;
   }
   if (opts_.tag || !opts_.tagstring.empty()) {
+    // (A --tagstring without replacement strings is the tag as it is.)
     job.tag = opts_.tagstring.empty() ? join_arguments(args)
-                                      : tagstring_.expand(args, seq, false);
+              : tagstring_.has_replacements()
+                  ? tagstring_.expand(args, seq, false)
+                  : opts_.tagstring;
     job.tag += '\t';
     if (opts_.output == output_mode::line_buffer)
       job.spec.tag = job.tag;
@@ -162,6 +184,12 @@ void feeder::flush(bool wait_for_credit) {
   batch_.reserve(batch_limit);
 }
 
+bool feeder::skip_block(const std::string& block) const {
+  // -r: a block of white space only starts no command.
+  return opts_.skip_empty &&
+         block.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
 void feeder::run() {
   uint64_t seq = 0;
   std::string error;
@@ -179,16 +207,52 @@ void feeder::run() {
   if (opts_.pipe) {
     record_reader in{0, false, "\n", "standard input"};
     in.before_blocking(hook);
-    pipe_blocks blocks{in, opts_.block_size, opts_.recend,
+    pipe_blocks blocks{in, opts_.block_size, opts_.recend, opts_.recstart,
                        opts_.exact_args > 0 ? opts_.exact_args
                                             : opts_.max_args};
+    std::string header; // --header: before every block
+    if (opts_.skip_first_line)
+      blocks.next_records(1, header);
+    header.clear();
+    if (auto lines = header_lines(opts_); lines > 0)
+      blocks.next_records(lines, header);
     std::string block;
-    while (!stopped_ && blocks.next(block)) {
+    if (opts_.round_robin) {
+      // --round-robin: the blocks dealt out to one command per slot (GNU
+      // parallel streams them; here they are read first).
+      std::vector<std::string> dealt(opts_.round_robin_jobs);
+      size_t count = 0;
+      while (!stopped_ && blocks.next(block))
+        if (!skip_block(block))
+          dealt[count++ % dealt.size()] += header + block;
+      for (size_t i = 0; i < std::min(count, dealt.size()); ++i) {
+        auto job = make_job({}, ++seq, false);
+        job.spec.input = std::move(dealt[i]);
+        push(std::move(job));
+      }
+    }
+    while (!opts_.round_robin && !stopped_ && blocks.next(block)) {
+      if (skip_block(block))
+        continue;
       auto job = make_job({}, ++seq, false);
-      job.spec.input = std::move(block);
+      job.spec.input = header + block;
       push(std::move(job));
     }
     error = in.error();
+  } else if (opts_.shuffle) {
+    // --shuf: every input first, then the jobs in random order.
+    std::vector<std::pair<arguments, bool>> all;
+    arguments args;
+    bool bad = false;
+    while (!stopped_ && inputs_->next(args, bad))
+      all.emplace_back(std::move(args), bad);
+    error = inputs_->error();
+    std::shuffle(all.begin(), all.end(), std::mt19937_64{std::random_device{}()});
+    for (auto& [a, b] : all) {
+      if (stopped_)
+        break;
+      push(make_job(a, ++seq, b));
+    }
   } else {
     inputs_->before_blocking(hook);
     arguments args;

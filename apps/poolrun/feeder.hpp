@@ -81,6 +81,7 @@ public:
 
 private:
   void run();
+  bool skip_block(const std::string& block) const;
   void flush(bool wait_for_credit);
 
   run_options opts_;
@@ -103,6 +104,10 @@ private:
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
+
+/// The command template's text: the words joined by spaces, or with -q
+/// each word quoted around its replacement strings.
+std::string template_text(const run_options& opts);
 
 /// --results: GNU parallel's directory for `args` under `base`:
 /// `base/1/value/2/value...` with `\`, tab, NUL and `/` escaped.

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "options.hpp"
 
@@ -23,6 +24,21 @@ public:
   /// for percentages). Returns what to do now; `soon` or `now` once, on the
   /// job that meets the condition.
   action finished(bool failed, int exit_code, int signal, size_t total);
+
+  /// Whether a job that `failed` (or not) is of the kind --halt counts.
+  bool matches(bool failed) const noexcept {
+    return spec_.on != halt_spec::when::never &&
+           (spec_.cause == halt_spec::why::done ||
+            failed == (spec_.cause == halt_spec::why::fail));
+  }
+
+  /// GNU parallel's words for such a job: "This job failed" (succeeded,
+  /// finished).
+  std::string reason(bool failed) const {
+    if (spec_.cause == halt_spec::why::done)
+      return "This job finished";
+    return failed ? "This job failed" : "This job succeeded";
+  }
 
   /// Whether the condition was met.
   bool halted() const noexcept {

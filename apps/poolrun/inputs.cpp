@@ -17,6 +17,14 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
   }
   std::unique_ptr<job_inputs> result{new job_inputs};
   result->group_ = std::move(group);
+  result->colsep_ = opts.colsep;
+  auto& filter = result->filter_;
+  filter.eof = opts.eof_str;
+  if (!opts.colsep.empty())
+    filter.colsep.emplace(opts.colsep); // checked by the CLI
+  filter.trim_left = opts.trim.find('l') != std::string::npos;
+  filter.trim_right = opts.trim.find('r') != std::string::npos;
+  filter.skip_empty = opts.skip_empty;
   // Which sources sit side by side: --link joins all, `:::+` one pair.
   std::vector<std::vector<const input_source*>> layout;
   for (auto& src : sources) {
@@ -38,6 +46,14 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
         if (!reader)
           return nullptr;
         if (g == 0 && stream_first) {
+          // --header: its lines are read now, the rest as it comes.
+          std::string value;
+          bool bad = false;
+          if (opts.skip_first_line && src->path == "-")
+            reader->next(value, bad);
+          for (size_t i = 0; i < header_lines(opts); ++i)
+            if (reader->next(value, bad))
+              result->add_header_names(value, i == 0);
           result->stream_ = std::move(reader);
           continue;
         }
@@ -52,14 +68,61 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
           return nullptr;
         }
       }
+      for (size_t i = 0; i < header_lines(opts) && !data.values.empty();
+           ++i) {
+        result->add_header_names(data.values.front(), i == 0);
+        data.values.erase(data.values.begin());
+        data.bad.erase(data.bad.begin());
+      }
+      // -E: each source ends at the value STR, as in GNU parallel.
+      if (!opts.eof_str.empty()) {
+        auto end = std::find(data.values.begin(), data.values.end(),
+                             opts.eof_str);
+        auto n = static_cast<size_t>(end - data.values.begin());
+        // (As GNU parallel: a source cut to nothing is one empty value.)
+        data.values.resize(std::max<size_t>(n, 1));
+        data.bad.resize(std::max<size_t>(n, 1));
+        if (n == 0) {
+          data.values.front().clear();
+          ++result->cut_sources_;
+        }
+      }
       if (data.values.empty())
         result->empty_ = true; // nothing to combine with
-      grp.size = std::max(grp.size, data.values.size());
+      // --link wraps the shorter sources; `:::+` cuts to the shortest.
+      if (grp.sources.empty())
+        grp.size = data.values.size();
+      else if (opts.link)
+        grp.size = std::max(grp.size, data.values.size());
+      else
+        grp.size = std::min(grp.size, data.values.size());
       grp.sources.push_back(std::move(data));
     }
   }
+  result->source_count_ = sources.size();
+  if (result->cut_sources_ == sources.size())
+    result->empty_ = true; // -E cut every source to nothing
   result->index_.assign(layout.size(), 0);
   return result;
+}
+
+size_t header_lines(const run_options& opts) {
+  if (opts.header.empty())
+    return 0;
+  return opts.header == ":" ? 1 : std::stoul(opts.header); // checked by the CLI
+}
+
+void job_inputs::add_header_names(const std::string& line, bool first) {
+  if (!first)
+    return; // further header lines are skipped
+  if (colsep_.empty()) {
+    header_names_.push_back(line);
+    return;
+  }
+  std::regex sep{colsep_};
+  std::sregex_token_iterator i{line.begin(), line.end(), sep, -1};
+  for (; i != std::sregex_token_iterator{}; ++i)
+    header_names_.push_back(*i);
 }
 
 void job_inputs::before_blocking(std::function<void()> hook) {
@@ -85,7 +148,18 @@ bool job_inputs::next_first(record& out, bool& bad) {
   bad = false;
   if (stream_) {
     out.emplace_back();
-    return stream_->next(out.back(), bad);
+    // -E: this source ends at the value STR.
+    if (stream_ended_ || !stream_->next(out.back(), bad))
+      return false;
+    if (!filter_.eof.empty() && out.back() == filter_.eof) {
+      stream_ended_ = true;
+      // (As GNU parallel: a source cut to nothing is one empty value.)
+      out.back().clear();
+      // ... unless every source is: then there is nothing to run.
+      return !stream_read_ && cut_sources_ + 1 < source_count_;
+    }
+    stream_read_ = true;
+    return true;
   }
   if (first_index_ >= groups_[0].size)
     return false;
@@ -93,7 +167,53 @@ bool job_inputs::next_first(record& out, bool& bad) {
   return true;
 }
 
+namespace {
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool all_blank(const std::string& value) {
+  return std::all_of(value.begin(), value.end(), is_blank);
+}
+
+} // namespace
+
 bool job_inputs::next_record(record& out, bool& bad) {
+  auto& f = filter_;
+  for (;;) {
+    if (!next_raw_record(out, bad))
+      return false;
+    if (f.colsep) {
+      record columns;
+      for (auto& value : out) {
+        std::sregex_token_iterator i{value.begin(), value.end(), *f.colsep,
+                                     -1};
+        for (; i != std::sregex_token_iterator{}; ++i)
+          columns.push_back(*i);
+        if (value.empty())
+          columns.emplace_back();
+      }
+      out = std::move(columns);
+    }
+    for (auto& value : out) {
+      if (f.trim_right)
+        while (!value.empty() && is_blank(value.back()))
+          value.pop_back();
+      if (f.trim_left) {
+        size_t n = 0;
+        while (n < value.size() && is_blank(value[n]))
+          ++n;
+        value.erase(0, n);
+      }
+    }
+    if (f.skip_empty && std::all_of(out.begin(), out.end(), all_blank))
+      continue; // -r
+    return true;
+  }
+}
+
+bool job_inputs::next_raw_record(record& out, bool& bad) {
   if (empty_)
     return false;
   if (!have_first_) {
@@ -174,12 +294,31 @@ bool job_inputs::next(arguments& out, bool& bad) {
 // -- --pipe --------------------------------------------------------------------
 
 pipe_blocks::pipe_blocks(record_reader& in, size_t block, std::string recend,
-                         size_t records)
+                         std::string recstart, size_t records)
     : in_(in),
       block_(std::max<size_t>(block, 1)),
-      recend_(recend.empty() ? std::string{"\n"} : std::move(recend)),
+      recend_(recend.empty() && recstart.empty() ? std::string{"\n"}
+                                                 : std::move(recend)),
+      boundary_(recend_ + recstart),
       records_(records) {
   // Nothing else.
+}
+
+size_t pipe_blocks::next_cut(size_t from) const {
+  // A block is never empty: with no record end, a start at 0 is no cut.
+  if (recend_.empty())
+    from = std::max<size_t>(from, 1);
+  auto hit = carry_.find(boundary_, from);
+  return hit == std::string::npos ? hit : hit + recend_.size();
+}
+
+size_t pipe_blocks::last_cut(size_t limit) const {
+  if (limit < recend_.size() + (recend_.empty() ? 1 : 0))
+    return std::string::npos;
+  auto hit = carry_.rfind(boundary_, limit - recend_.size());
+  if (hit == std::string::npos || hit + recend_.size() == 0)
+    return std::string::npos;
+  return hit + recend_.size();
 }
 
 bool pipe_blocks::next(std::string& out) {
@@ -191,10 +330,10 @@ bool pipe_blocks::next(std::string& out) {
       size_t pos = 0;
       size_t found = 0;
       while (found < records_) {
-        auto hit = carry_.find(recend_, pos);
-        if (hit == std::string::npos)
+        auto next = next_cut(pos);
+        if (next == std::string::npos)
           break;
-        pos = hit + recend_.size();
+        pos = next;
         ++found;
       }
       if (found == records_)
@@ -202,17 +341,9 @@ bool pipe_blocks::next(std::string& out) {
     } else if (carry_.size() >= block_ || eof_) {
       // The last record end within the block; else (a record longer than
       // the block) the first one after.
-      auto limit = std::min(block_, carry_.size());
-      if (limit >= recend_.size()) {
-        auto hit = carry_.rfind(recend_, limit - recend_.size());
-        if (hit != std::string::npos)
-          cut = hit + recend_.size();
-      }
-      if (cut == std::string::npos) {
-        auto hit = carry_.find(recend_);
-        if (hit != std::string::npos)
-          cut = hit + recend_.size();
-      }
+      cut = last_cut(std::min(block_, carry_.size()));
+      if (cut == std::string::npos)
+        cut = next_cut(0);
     }
     if (cut == std::string::npos && eof_) {
       if (carry_.empty())

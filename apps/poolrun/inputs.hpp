@@ -7,6 +7,8 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,11 @@ public:
   /// What went wrong reading, or "".
   std::string error() const;
 
+  /// --header: the names of the fields, in order ({name} in a template).
+  const std::vector<std::string>& header_names() const noexcept {
+    return header_names_;
+  }
+
 private:
   struct source_data {
     std::vector<std::string> values;
@@ -63,11 +70,26 @@ private:
     size_t size = 0;
   };
 
+  /// The next record after -E, --colsep, --trim and -r.
   bool next_record(record& out, bool& bad);
+  bool next_raw_record(record& out, bool& bad);
+  void add_header_names(const std::string& line, bool first);
   bool next_first(record& out, bool& bad);
   void append_group(size_t g, size_t index, record& out, bool& bad) const;
 
+  /// What -E, --colsep, --trim and -r make of each record.
+  struct record_filter {
+    std::string eof;
+    std::optional<std::regex> colsep;
+    bool trim_left = false;
+    bool trim_right = false;
+    bool skip_empty = false;
+  };
+
   grouping group_;
+  record_filter filter_;
+  std::string colsep_;
+  std::vector<std::string> header_names_;
   /// The first group, streamed from `stream_` when it is one file.
   std::unique_ptr<record_reader> stream_;
   std::vector<linked_group> groups_;
@@ -79,6 +101,12 @@ private:
   size_t first_index_ = 0;
   std::vector<size_t> index_;
   bool empty_ = false;
+  /// -E met in the streamed source.
+  bool stream_ended_ = false;
+  bool stream_read_ = false;
+  /// -E: sources cut to nothing (one empty value), of all sources.
+  size_t cut_sources_ = 0;
+  size_t source_count_ = 0;
   /// -X/-m: records read ahead.
   std::deque<std::pair<record, bool>> ahead_;
   bool ended_ = false;
@@ -86,21 +114,41 @@ private:
   size_t spread_ = 0;
 };
 
+/// --header: how many lines of each source are its header (0: none).
+size_t header_lines(const run_options& opts);
+
 /// Cuts standard input into --pipe blocks: at most `block` bytes ending at
 /// a record end (`recend`), or one record when a record is longer; with
 /// `records` > 0, that many records per block instead.
 class pipe_blocks {
 public:
   pipe_blocks(record_reader& in, size_t block, std::string recend,
-              size_t records);
+              std::string recstart, size_t records);
 
   /// The next block into `out`; false at the end.
   bool next(std::string& out);
+
+  /// The next `n` records into `out` (--header); false at the end.
+  bool next_records(size_t n, std::string& out) {
+    auto saved = records_;
+    records_ = n;
+    auto more = next(out);
+    records_ = saved;
+    return more;
+  }
 
 private:
   record_reader& in_;
   size_t block_;
   std::string recend_;
+  /// `recend_ + recstart`: what a cut falls in (after `recend_`).
+  std::string boundary_;
+
+  /// Where a block may end: just after the first boundary at or after
+  /// `from`, npos if none.
+  size_t next_cut(size_t from) const;
+  /// ... after the last boundary that ends a block of at most `limit`.
+  size_t last_cut(size_t limit) const;
   size_t records_;
   std::string carry_;
   bool eof_ = false;

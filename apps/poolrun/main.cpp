@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -69,6 +70,11 @@ bool install_signal_handlers() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
+  // A command that exits before reading its --pipe block must not end
+  // poolrun: its write gets EPIPE instead (commands start with SIGPIPE at
+  // its default; standard output closed ends poolrun by SIGPIPE still,
+  // see console.cpp).
+  std::signal(SIGPIPE, SIG_IGN);
   return ::sigaction(SIGINT, &sa, nullptr) == 0 &&
          ::sigaction(SIGTERM, &sa, nullptr) == 0;
 }
@@ -112,7 +118,14 @@ void watch_signals(caf::actor runner, std::atomic<int>& interrupted_by,
 } // namespace
 
 int main(int argc, char** argv) {
-  auto parsed = poolrun::parse_command_line(argc, argv);
+  // $PARALLEL holds default options, as for GNU parallel.
+  auto words =
+      poolrun::with_environment_options(argc, argv, std::getenv("PARALLEL"));
+  std::vector<const char*> args;
+  for (auto& word : words)
+    args.push_back(word.c_str());
+  auto parsed =
+      poolrun::parse_command_line(static_cast<int>(args.size()), args.data());
   if (!parsed.error.empty())
     return fail(parsed.error + " (see poolrun --help)");
   auto& opts = parsed.options;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/timespan.hpp>
@@ -117,8 +118,55 @@ struct run_options {
   bool pipe = false;
   /// `--block`: block size for `--pipe` (GNU parallel default 1 MB).
   size_t block_size = 1024 * 1024;
-  /// `--recend`: what ends a record in `--pipe` blocks.
+  /// `--recend`: what ends a record in `--pipe` blocks (default "\n";
+  /// "" with only --recstart given).
   std::string recend = "\n";
+  /// `--recstart`: what starts a record in `--pipe` blocks.
+  std::string recstart;
+  /// `--header :` (one line) or `--header N` (lines): the first lines of
+  /// each source (of standard input with --pipe) are its header.
+  std::string header;
+  /// Set from the header: the names of the fields, {name} in templates.
+  std::vector<std::string> header_names;
+  /// `-s N`, `--max-chars N`: -X/-m commands shorter than N bytes.
+  size_t max_chars = 0;
+  /// `--env NAME`: locally every variable is passed on anyway.
+  std::vector<std::string> env_names;
+  /// `-I STR` (`-i`, `--replace`), `--er`, `--bnr`, `--dnr`, `--bner`,
+  /// `--seqreplace`, `--slotreplace`: a string that stands for a standard
+  /// one (`{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`), which is text
+  /// then. Pairs of (string, standard spelling).
+  std::vector<std::pair<std::string, std::string>> replace_strings;
+  /// `-q`: the command's words are quoted, so the shell sees them as given.
+  bool quote = false;
+  /// `-r`: records of white space only are skipped.
+  bool skip_empty = false;
+  /// `--skip-first-line`: the first line of standard input is dropped.
+  bool skip_first_line = false;
+  /// `-E STR`: each source ends at a value equal to STR.
+  std::string eof_str;
+  /// `--colsep REGEX` (`-C`): each record split into columns ({1} {2} ...).
+  std::string colsep;
+  /// `--trim n|l|r|lr`: white space removed from each value's ends
+  /// (`lr` by default with --colsep).
+  std::string trim;
+  /// `--shuf`: the jobs in random order (all input read first).
+  bool shuffle = false;
+  /// `--delay D`: at least D between the starts of two commands.
+  caf::timespan delay{0};
+  /// `-v`: each command printed before its output; `-t`: on standard
+  /// error as it starts.
+  bool print_command = false;
+  bool trace_command = false;
+  /// `--round-robin` (with --pipe): one command per slot, the blocks
+  /// dealt out among them; `round_robin_jobs` is set to the slots.
+  bool round_robin = false;
+  size_t round_robin_jobs = 1;
+  /// `--files`: each command's standard output into a file; its name
+  /// printed instead.
+  bool files = false;
+  /// `--joblog +FILE`: append to the joblog.
+  bool joblog_append = false;
   /// `--shell` (else PARALLEL_SHELL, the calling shell, $SHELL, /bin/sh).
   std::string shell;
 
@@ -138,7 +186,9 @@ struct run_options {
   /// `--retries N`: attempts in total (GNU parallel: 0 = without end);
   /// nothing = one attempt.
   std::optional<uint32_t> retries;
-  caf::timespan retry_delay = std::chrono::milliseconds(100);
+  /// `--retry-delay D`: wait D before the first retry, doubling up to 30 s
+  /// (with jitter); 0 (the default, as GNU parallel) retries at once.
+  caf::timespan retry_delay{0};
   std::optional<caf::timespan> timeout;
   halt_spec halt;
 

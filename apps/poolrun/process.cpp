@@ -203,6 +203,7 @@ launch_outcome run_process(const launch_spec& spec) {
     err.pass_through(STDERR_FILENO);
   int in_fd = in_pipe.fd[1];
   size_t in_done = 0;
+  bool broken_pipe = false;
   if (in_fd >= 0) {
     ::fcntl(in_fd, F_SETFL, ::fcntl(in_fd, F_GETFL) | O_NONBLOCK);
     if (spec.input->empty()) {
@@ -262,6 +263,10 @@ launch_outcome run_process(const launch_spec& spec) {
                            spec.input->size() - in_done);
           if (n > 0)
             in_done += static_cast<size_t>(n);
+          // (SIGPIPE is ignored: a command that stops reading ends its
+          // block here, not poolrun.)
+          if (n < 0 && errno == EPIPE)
+            broken_pipe = true;
           if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
               in_done == spec.input->size()) {
             ::close(in_fd);
@@ -309,6 +314,10 @@ launch_outcome run_process(const launch_spec& spec) {
     res.exit_code = 0;
     res.signal = WTERMSIG(status);
   }
+  // As GNU parallel: a command that exits before reading its whole block
+  // failed by SIGPIPE (the feeding end of its pipe was cut).
+  if (broken_pipe && res.signal == 0)
+    res.signal = SIGPIPE;
   if (res.timed_out)
     res.exit_code = -1;
   res.sent = in_done;

@@ -2,6 +2,7 @@
 #include "reporter.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -43,7 +44,7 @@ reporter::reporter(const run_options& opts) : opts_(opts) {
 }
 
 std::string reporter::open_joblog(bool append) {
-  if (opts_.joblog.empty())
+  if (opts_.joblog.empty() || opts_.dry_run) // GNU: --dry-run logs nothing
     return {};
   return joblog_.open(opts_.joblog, append);
 }
@@ -88,8 +89,25 @@ void reporter::emit(uint64_t seq, const held& h) {
   if (!h.res)
     return;
   auto& res = *h.res;
-  if (opts_.output == output_mode::group || h.dry)
-    console::write_result(res, h.dry ? std::string{} : h.tag);
+  if (opts_.print_command && !h.dry) // -v
+    console::write(1, res.command + "\n");
+  if (opts_.files && !h.dry) {
+    // --files: standard output into a file of its own, its name printed.
+    auto dir = std::getenv("TMPDIR");
+    std::string path = std::string{dir != nullptr && *dir ? dir : "/tmp"} +
+                       "/parXXXXXX.par";
+    auto fd = ::mkstemps(path.data(), 4);
+    if (fd < 0) {
+      console::message("--files: cannot create " + path + ": " +
+                       std::strerror(errno));
+    } else {
+      write_output(res, fd, STDERR_FILENO, {}); // standard error as usual
+      ::close(fd);
+      console::write(1, path + "\n");
+    }
+  } else if (opts_.output == output_mode::group || h.dry)
+    console::write_result(res, h.dry ? std::string{}
+                                     : fill_slot(h.tag, res.slot)); // {%}
   if (res.timed_out)
     console::message("warning: killed at its deadline (--timeout): " +
                      res.command);

@@ -30,14 +30,16 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   if (!(opts.multi_context || opts.multi_plain) || opts.max_args > 0 ||
       opts.exact_args > 0)
     return g;
-  std::string text;
-  for (auto& word : opts.command)
-    text += (text.empty() ? "" : " ") + word;
-  auto tmpl = std::make_shared<command_template>(text, opts.multi_context);
+  auto tmpl = std::make_shared<command_template>(
+      template_text(opts), opts.multi_context, opts.replace_strings);
   auto base = tmpl->expand({}, 1).size();
   g.fill = true;
   g.slots = slots;
-  g.budget = max_command_length > base ? max_command_length - base : 1;
+  // -s N: GNU parallel keeps a command shorter than N bytes.
+  auto limit = opts.max_chars > 0 ? std::min(opts.max_chars - 1,
+                                             max_command_length)
+                                  : max_command_length;
+  g.budget = limit > base ? limit - base : 1;
   // What one more record adds (its quoted text and a space; with -X the
   // whole word around {} again).
   g.cost = [tmpl](const record& rec) {
@@ -83,15 +85,22 @@ std::string run_setup::prepare(run_options& opts) {
       return error;
     workers = slots->size();
   }
+  if (opts.sources.empty() && ::isatty(STDIN_FILENO) == 1)
+    // As GNU parallel: a forgotten ::: would wait here silently.
+    console::message("warning: input is read from the terminal; forgot "
+                     "::: or :::: or -a, or to pipe data in? (Ctrl-D ends "
+                     "the input)");
   std::unique_ptr<job_inputs> inputs;
   if (!opts.pipe) {
     inputs = job_inputs::open(opts, grouping_for(opts, workers), error);
     if (!inputs)
       return error;
+    opts.header_names = inputs->header_names();
   }
   bool need_total = (opts.halt.on != halt_spec::when::never &&
                      opts.halt.percent) ||
                     opts.eta || opts.bar;
+  opts.round_robin_jobs = std::max<size_t>(workers, 1);
   input = std::make_shared<feeder>(opts, std::move(inputs),
                                    need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);
@@ -101,6 +110,8 @@ std::string run_setup::prepare(run_options& opts) {
   exec->timeout = opts.timeout;
   exec->mode = opts.output;
   exec->cleanup = opts.cleanup;
+  exec->trace = opts.trace_command;
+  exec->delay = opts.delay;
   exec->pid_text = std::to_string(::getpid());
   exec->line_sink = [](int stream, const std::string& tag,
                        std::string_view lines) {
@@ -122,9 +133,13 @@ caf::actor run_setup::spawn_pool(caf::actor_system& sys, std::string& error) {
           .name("poolrun")
           .max_batch(1)
           .max_attempts(attempts)
+          // No wait unless --retry-delay asks for one (GNU parallel
+          // retries at once); then exponential, up to 30 s.
           .backoff(opts.retry_delay,
-                   std::max(opts.retry_delay,
-                            caf::timespan{std::chrono::seconds(30)}))
+                   opts.retry_delay == caf::timespan::zero()
+                       ? opts.retry_delay
+                       : std::max(opts.retry_delay,
+                                  caf::timespan{std::chrono::seconds(30)}))
           .jitter(0.2)
           .restart_intensity(1000, std::chrono::seconds(1))
           .overload_warning(std::numeric_limits<size_t>::max() / 2,

@@ -83,7 +83,7 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
   wait_for_total_ = (o.halt.on != halt_spec::when::never && o.halt.percent) ||
                     o.eta || o.bar;
   if (auto err = out_->open_joblog(o.resume || o.resume_failed ||
-                                   !o.journal.empty());
+                                   o.joblog_append || !o.journal.empty());
       !err.empty()) {
     fail_run(err);
     return {};
@@ -283,13 +283,23 @@ void runner_state::complete(running_job& entry, std::optional<job_result> res,
   }
   bool failed = res->failed();
   ++(failed ? failed_ : succeeded_);
+  bool was_halted = halt_.halted();
   auto action = halt_.finished(failed, res->exit_code, res->signal,
                                feed_done_ ? total_ : 0);
+  // As GNU parallel: the job that halts the run is named, and with `soon`
+  // every later one of the same kind.
+  std::string named; // after the job's output, as GNU parallel
+  if (action != halt_policy::action::none ||
+      (was_halted && halt_.matches(failed)))
+    named = halt_.reason(failed) + ":\n" + res->command;
   out_->finished(job, std::move(res));
+  if (!named.empty())
+    console::message(named);
   if (action == halt_policy::action::soon) {
     if (running_.size() > 1)
-      console::message("starting no more jobs; waiting for " +
-                       std::to_string(running_.size() - 1) + " to finish");
+      console::message("Starting no more jobs. Waiting for " +
+                       std::to_string(running_.size() - 1) +
+                       " jobs to finish.");
     stop_starting_jobs();
   } else if (action == halt_policy::action::now) {
     halt_now();
@@ -390,7 +400,9 @@ progress_figures runner_state::figures() const {
   f.total = feed_done_ ? total_ : 0;
   f.done = succeeded_ + failed_ + skipped_ + not_run_ + elsewhere_;
   f.failed = failed_ + skipped_failed_ + elsewhere_failed_;
-  f.running = running_.size();
+  // Commands running now, not the jobs handed ahead to the pool (at -j2
+  // up to 4 of those).
+  f.running = std::min(running_.size(), attempts_running());
   f.elapsed = std::chrono::steady_clock::now() - started_;
   return f;
 }

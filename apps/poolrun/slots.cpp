@@ -177,9 +177,11 @@ slot* slot_table::acquire(size_t preferred, const std::vector<size_t>& avoid) {
     for (auto& s : slots_) {
       if (!hosts_[s.host].up || s.busy || (other_up && avoided(s)))
         continue;
-      if (best == nullptr || s.number == preferred)
+      // Local only: the lowest free slot, as GNU parallel numbers {%}.
+      // With remote slots, the worker's own one (its connection) first.
+      if (best == nullptr || (remote_ && s.number == preferred))
         best = &s;
-      if (s.number == preferred)
+      if (!remote_ || s.number == preferred)
         break;
     }
     if (best != nullptr) {

@@ -122,7 +122,7 @@ TEST_CASE("flags and values in their spellings" * doctest::timeout(10)) {
                   "--timeout", "2s", "--halt", "soon,fail=1", "-0", "-n3",
                   "--pipe", "--block", "2k", "--recend", "\\n\\n", "--shell",
                   "/bin/dash", "-S", "2/a,b", "--slf", "f", "--trc", "{}.out",
-                  "--dry-run", "--bar", "--eta", "--will-cite", "--version"});
+                  "--dry-run", "--bar", "--eta", "--will-cite", "--version", "cat"});
   REQUIRE(p.error.empty());
   auto& o = p.options;
   CHECK(o.output == poolrun::output_mode::line_buffer);
@@ -208,4 +208,36 @@ TEST_CASE("--queue-outage takes a duration of at least 1s, with --queue" *
           != std::string::npos);
   CHECK(parse({"--queue-outage", "1min", "echo"}).error.find("with --queue")
         != std::string::npos);
+}
+
+TEST_CASE("::::+ links every file after it - $PARALLEL words come first" *
+          doctest::timeout(10)) {
+  auto p = parse({"echo", "::::", "f0", "::::+", "f1", "f2"});
+  REQUIRE(p.error.empty());
+  REQUIRE(p.options.sources.size() == 3);
+  CHECK(!p.options.sources[0].linked);
+  CHECK(p.options.sources[1].linked);
+  CHECK(p.options.sources[2].linked);
+  const char* argv[] = {"poolrun", "echo"};
+  auto words = poolrun::with_environment_options(2, argv, " -k  --tag\\ x ");
+  CHECK(words ==
+        std::vector<std::string>{"poolrun", "-k", "--tag x", "echo"});
+  CHECK(poolrun::with_environment_options(2, argv, nullptr).size() == 2);
+}
+
+TEST_CASE("GNU parallel's options poolrun leaves out are named with what "
+          "to use instead" *
+          doctest::timeout(10)) {
+  auto p = parse({"--tmux", "echo"});
+  CHECK(p.error.find("--tmux is not supported by poolrun: watch the jobs") ==
+        0);
+  CHECK(parse({"--header", "x.*", "echo"}).error.find("--header") !=
+        std::string::npos);
+  CHECK(parse({"--env", "V", "-S", "host", "echo"}).error.find("--env") == 0);
+  CHECK(parse({"--frobnicate"}).error == "unknown option '--frobnicate'");
+  CHECK(parse({"--pipe"}).error.find("--pipe must have a command") == 0);
+  CHECK(parse({"-n0", "echo"}).options.no_args);
+  CHECK(parse({"-L2", "echo"}).options.exact_args == 2);
+  CHECK(parse({"--joblog", "+log", "echo"}).options.joblog_append);
+  CHECK(parse({"--joblog", "+log", "echo"}).options.joblog == "log");
 }

@@ -189,3 +189,28 @@ TEST_CASE("--version and --help answer and exit 0" * doctest::timeout(30)) {
   CHECK(help.exit_code(10s) == 0);
   CHECK(help.out().find("--sshlogin") != std::string::npos);
 }
+
+TEST_CASE("-j 0 (256 dedicated workers) ends every time: 20 runs, each "
+          "within 20 s" *
+          doctest::timeout(120)) {
+  // It hung at exit about once in 15 runs (tests/shutdown.cpp says why).
+  for (int round = 0; round < 20; ++round) {
+    CAPTURE(round);
+    child_process run{poolrun_argv({"-j", "0"}), "echo a\necho b\n", ""};
+    CHECK(run.exit_code(20s) == 0);
+    CHECK(sorted_text(run.out()) == "a\nb\n");
+  }
+}
+
+TEST_CASE("--bar at -j2 never shows more than 2 running" *
+          doctest::timeout(60)) {
+  // The jobs handed ahead to the pool (2 per worker) are not running.
+  child_process run{poolrun_argv({"-j2", "--bar", "--status-interval", "50ms",
+                                  "sleep 0.3", ":::", "1", "2", "3", "4", "5",
+                                  "6"}),
+                    "", ""};
+  CHECK(run.exit_code(30s) == 0);
+  CHECK(run.err().find(" 2 running") != std::string::npos);
+  CHECK(run.err().find(" 3 running") == std::string::npos);
+  CHECK(run.err().find(" 4 running") == std::string::npos);
+}

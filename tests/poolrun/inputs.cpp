@@ -132,7 +132,7 @@ TEST_CASE("--pipe blocks end at record ends - at most the block size" *
           doctest::timeout(10)) {
   record_reader in{pipe_with("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"), true, "\n",
                    "test"};
-  pipe_blocks blocks{in, 10, "\n", 0};
+  pipe_blocks blocks{in, 10, "\n", "", 0};
   std::vector<std::string> out;
   std::string block;
   while (blocks.next(block))
@@ -140,15 +140,52 @@ TEST_CASE("--pipe blocks end at record ends - at most the block size" *
   CHECK(out == std::vector<std::string>{"1\n2\n3\n4\n5\n", "6\n7\n8\n9\n",
                                         "10\n"});
   record_reader long_one{pipe_with("a long record\nb\n"), true, "\n", "t"};
-  pipe_blocks whole{long_one, 4, "\n", 0};
+  pipe_blocks whole{long_one, 4, "\n", "", 0};
   out.clear();
   while (whole.next(block))
     out.push_back(block);
   CHECK(out == std::vector<std::string>{"a long record\n", "b\n"});
   record_reader counted{pipe_with("a;b;c;"), true, "\n", "t"};
-  pipe_blocks by_two{counted, 1000, ";", 2};
+  pipe_blocks by_two{counted, 1000, ";", "", 2};
   out.clear();
   while (by_two.next(block))
     out.push_back(block);
   CHECK(out == std::vector<std::string>{"a;b;", "c;"});
+  // --recstart alone: cut just before each start, never at 0.
+  record_reader starts{pipe_with("A1\nx\nA2\ny\n"), true, "\n", "t"};
+  pipe_blocks by_start{starts, 1000, "", "A", 1};
+  out.clear();
+  while (by_start.next(block))
+    out.push_back(block);
+  CHECK(out == std::vector<std::string>{"A1\nx\n", "A2\ny\n"});
+}
+
+TEST_CASE(":::+ cuts to the shortest source - --link wraps the shorter" *
+          doctest::timeout(10)) {
+  run_options o;
+  o.sources = {values({"a", "b", "c"}), values({"1", "2"}, true)};
+  CHECK(commands(o) == std::vector<std::string>{"a,1", "b,2"});
+  o.sources = {values({"a"}), values({"1", "2"}, true)};
+  CHECK(commands(o) == std::vector<std::string>{"a,1"});
+  o.link = true;
+  o.sources = {values({"a"}), values({"1", "2"})};
+  CHECK(commands(o) == std::vector<std::string>{"a,1", "a,2"});
+}
+
+TEST_CASE("records: -E ends the input - -r skips blank ones - --colsep "
+          "splits - --trim" *
+          doctest::timeout(10)) {
+  run_options o;
+  o.sources = {values({"a", "", " ", "b", "STOP", "c"})};
+  o.eof_str = "STOP";
+  CHECK(commands(o) == std::vector<std::string>{"a", "", " ", "b"});
+  o.skip_empty = true;
+  CHECK(commands(o) == std::vector<std::string>{"a", "b"});
+  run_options cols;
+  cols.sources = {values({" x , y ", "z"})};
+  cols.colsep = ",";
+  cols.trim = "lr";
+  CHECK(commands(cols) == std::vector<std::string>{"x,y", "z"});
+  cols.trim = "r";
+  CHECK(commands(cols) == std::vector<std::string>{" x, y", "z"});
 }

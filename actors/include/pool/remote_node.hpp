@@ -75,7 +75,8 @@ join_remote_pool(caf::actor_system& sys, std::string host, uint16_t port,
   auto dedicated = opts.kind() == worker_kind::dedicated;
   cfg.spawn_worker = [fn, dedicated](caf::actor_system& sys) {
     if (dedicated)
-      return sys.spawn<caf::detached>(worker_actor<F>, fn);
+      return spawn_dedicated_worker(
+          sys, [fn](auto* self) { return worker_actor<F>(self, fn); });
     return sys.spawn(worker_actor<F>, fn);
   };
   cfg.options = std::move(opts);

@@ -143,7 +143,9 @@ caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
         sys, std::move(opts), std::move(store),
         [fn](caf::actor_system& sys, bool dedicated, caf::timespan slow) {
           if (dedicated)
-            return sys.spawn<caf::detached>(worker_actor<F>, fn);
+            return spawn_dedicated_worker(sys, [fn](auto* self) {
+              return worker_actor<F>(self, fn);
+            });
           // Asleep until its first message, it needs no scheduling before:
           // growing by 1,000,000 queues none of them on a scheduler thread.
           return sys.spawn<caf::lazy_init>(timed_worker_actor<F>, fn, slow);
@@ -170,8 +172,9 @@ caf::expected<caf::actor> spawn_resource_pool(
         sys, std::move(opts), std::move(store),
         [make, fn](caf::actor_system& sys, bool dedicated, caf::timespan slow) {
           if (dedicated)
-            return sys.spawn<caf::detached>(resource_worker_actor<Factory, F>,
-                                            make, fn, slow);
+            return spawn_dedicated_worker(sys, [make, fn, slow](auto* self) {
+              return resource_worker_actor<Factory, F>(self, make, fn, slow);
+            });
           return sys.spawn(resource_worker_actor<Factory, F>, make, fn, slow);
         });
   } else {

@@ -1,0 +1,291 @@
+// The option table of poolrun's command line, by topic (as --help shows).
+#include "cli_options.hpp"
+
+namespace poolrun {
+
+void define_options(CLI::App& app, run_options& o, raw_values& raw) {
+  auto one = [](CLI::Option* opt) {
+    return opt->allow_extra_args(false)->expected(1);
+  };
+  const std::string input = "Input";
+  app.add_option("-a,--arg-file", raw.arg_files,
+                 "read arguments from FILE ('-': standard input); repeatable")->type_name("FILE")
+      ->allow_extra_args(false)
+      ->group(input);
+  app.add_flag("--link,--xapply", o.link,
+               "sources side by side instead of every combination")
+      ->group(input);
+  app.add_flag("-0,--null", raw.null, "records end with NUL, not newline")
+      ->group(input);
+  one(app.add_option("-d,--delimiter", raw.delimiter,
+                     "records end with DELIM (\\n \\t \\0 escapes)")->type_name("DELIM"))
+      ->group(input);
+  one(app.add_option("-n,--max-args", raw.max_args,
+                     "N arguments per command")->type_name("N"))
+      ->group(input);
+  one(app.add_option("-N,--max-replace-args", raw.exact_args,
+                     "N arguments per command; {1}..{N} each one")->type_name("N"))
+      ->group(input);
+  one(app.add_option("-L,--max-lines", raw.max_lines,
+                     "N input lines per command (as -N)")->type_name("N"))
+      ->group(input);
+  app.add_flag("-l", raw.one_line, "-L 1")->group(input);
+  one(app.add_option("-I", raw.replace_whole,
+                     "STR stands for the argument instead of {}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--extensionreplace,--er", raw.replace_ext,
+                     "STR instead of {.}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--basenamereplace,--bnr", raw.replace_base,
+                     "STR instead of {/}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--dirnamereplace,--dnr", raw.replace_dir,
+                     "STR instead of {//}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--basenameextensionreplace,--bner", raw.replace_base_ext,
+                     "STR instead of {/.}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--seqreplace", raw.replace_seq,
+                     "STR instead of {#}")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--slotreplace", raw.replace_slot,
+                     "STR instead of {%}")->type_name("STR"))
+      ->group(input);
+  app.add_flag("-i,--replace", raw.replace_default, "-I {}")->group(input);
+  app.add_flag("-r,--no-run-if-empty", o.skip_empty,
+               "skip input records of white space only")
+      ->group(input);
+  one(app.add_option("-E,-e,--eof", o.eof_str,
+                     "input ends at a record equal to STR")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("-C,--colsep", o.colsep,
+                     "split records into columns {1} {2}... at REGEX")->type_name("REGEX"))
+      ->group(input);
+  one(app.add_option("--trim", o.trim,
+                     "remove white space from values: n l r lr (lr with "
+                     "--colsep)")->type_name("n|l|r|lr"))
+      ->group(input);
+  app.add_flag("--shuf", o.shuffle, "the jobs in random order")->group(input);
+  app.add_flag("--skip-first-line", o.skip_first_line,
+               "drop the first line of standard input")
+      ->group(input);
+  one(app.add_option("--header", o.header,
+                     "the first line (':') or N lines of each source are "
+                     "its header: {name} in the command; --pipe: put "
+                     "before every block")->type_name(":|N"))
+      ->group(input);
+  app.add_flag("-X", o.multi_context,
+               "as many arguments as fit, the word around {} repeated")
+      ->group(input);
+  app.add_flag("-m", o.multi_plain, "as many arguments as fit")
+      ->group(input);
+  app.add_flag("--round-robin,--roundrobin", o.round_robin,
+               "--pipe: one command per slot, the blocks dealt out among "
+               "them (all input read first)")
+      ->group(input);
+  app.add_flag("--pipe,--spreadstdin", o.pipe,
+               "cut standard input into blocks fed to the commands")
+      ->group(input);
+  one(app.add_option("--block,--block-size", raw.block,
+                     "--pipe block size (1M; k M G suffixes)")->type_name("SIZE"))
+      ->group(input);
+  one(app.add_option("--recend", raw.recend, "--pipe record end (\\n)")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("--recstart", o.recstart,
+                     "--pipe record start (with it, --recend defaults to "
+                     "none)")->type_name("STR"))
+      ->group(input);
+  one(app.add_option("-s,--max-chars", o.max_chars,
+                     "-X/-m: commands shorter than N bytes")->type_name("N"))
+      ->group(input);
+  const std::string running = "Running";
+  one(app.add_option("-j,-P,--jobs,--max-procs", raw.jobs,
+                     "commands at once: N, N%, +N, -N (of the cores), 0 "
+                     "(256); default: cores")->type_name("N"))
+      ->group(running);
+  app.add_option("--env", o.env_names,
+                 "accepted: local commands get the whole environment "
+                 "anyway (not with remote hosts)")->type_name("NAME")
+      ->allow_extra_args(false)
+      ->group(running);
+  one(app.add_option("--shell", o.shell,
+                     "shell for the commands (else $PARALLEL_SHELL, the "
+                     "calling shell, $SHELL)")->type_name("SHELL"))
+      ->group(running);
+  one(app.add_option("--timeout", raw.timeout,
+                     "kill a command's process group after D (2s, 500ms)")->type_name("D"))
+      ->group(running);
+  one(app.add_option("--retries", raw.retries,
+                     "N attempts in total for a failing command (0: no end)")->type_name("N"))
+      ->group(running);
+  one(app.add_option("--retry-delay", raw.retry_delay,
+                     "wait D before a retry, doubling up to 30s (default: retry at once)")->type_name("D"))
+      ->group(running);
+  one(app.add_option("--halt,--halt-on-error", raw.halt,
+                     "stop early: soon|now,fail|success|done=N|N%")->type_name("WHEN,WHY=N"))
+      ->group(running);
+  one(app.add_option("--delay", raw.delay,
+                     "at least D between the starts of two commands")->type_name("D"))
+      ->group(running);
+  app.add_flag("-q,--quote", o.quote,
+               "quote the command's words (the shell sees them as given)")
+      ->group(running);
+  app.add_flag("--dry-run,--dryrun", o.dry_run, "print the commands, run nothing")
+      ->group(running);
+  const std::string remote = "Remote";
+  app.add_option("-S,--sshlogin", o.sshlogins,
+                 "run on [N/][user@]host (':' local), comma-separated")->type_name("LOGIN")
+      ->allow_extra_args(false)
+      ->group(remote);
+  app.add_option("--sshloginfile,--slf", o.sshlogin_files,
+                 "sshlogins from FILE, one a line")->type_name("FILE")
+      ->allow_extra_args(false)
+      ->group(remote);
+  one(app.add_option("--ssh", o.ssh, "the ssh command (ssh)")->type_name("CMD"))->group(remote);
+  app.add_option("--transferfile,--tf", o.transfer_files,
+                 "copy FILE to the host first")->type_name("FILE")
+      ->allow_extra_args(false)
+      ->group(remote);
+  app.add_flag("--transfer", raw.transfer, "= --transferfile {}")
+      ->group(remote);
+  app.add_option("--return", o.return_files, "copy FILE back afterwards")->type_name("FILE")
+      ->allow_extra_args(false)
+      ->group(remote);
+  app.add_flag("--cleanup", o.cleanup, "remove transferred files afterwards")
+      ->group(remote);
+  app.add_option("--trc", raw.trc,
+                 "= --transfer --return FILE --cleanup")->type_name("FILE")
+      ->allow_extra_args(false)
+      ->group(remote);
+  const std::string output = "Output";
+  app.add_flag("-k,--keep-order", o.keep_order, "outputs in input order")
+      ->group(output);
+  app.add_flag("--group", raw.group, "each output whole (default)")
+      ->group(output);
+  app.add_flag("--line-buffer,--lb", raw.line_buffer,
+               "whole lines as they come")
+      ->group(output);
+  app.add_flag("-u,--ungroup", raw.ungroup, "output straight through")
+      ->group(output);
+  app.add_flag("--files", o.files,
+               "each output into a file in $TMPDIR; print its name")
+      ->group(output);
+  app.add_flag("-v", o.print_command,
+               "print each command before its output")
+      ->group(output);
+  app.add_flag("-t,--verbose", o.trace_command,
+               "print each command on standard error as it starts")
+      ->group(output);
+  app.add_flag("--tag", o.tag, "prefix output lines with the arguments")
+      ->group(output);
+  one(app.add_option("--tagstring", o.tagstring,
+                     "prefix output lines with STR (replacement strings)")->type_name("STR"))
+      ->group(output);
+  one(app.add_option("--results,--res", o.results,
+                     "outputs into DIR/1/arg/stdout (GNU parallel's layout)")->type_name("DIR"))
+      ->group(output);
+  const std::string records = "Records";
+  one(app.add_option("--joblog,--jl", o.joblog,
+                     "GNU parallel's joblog ('-': standard output, +FILE: "
+                     "append)")->type_name("FILE"))
+      ->group(records);
+  app.add_flag("--resume", o.resume, "skip the jobs in --joblog")
+      ->group(records);
+  app.add_flag("--resume-failed", o.resume_failed,
+               "skip the jobs --joblog has as succeeded, rerun failed ones")
+      ->group(records);
+  one(app.add_option("--journal", o.journal,
+                     "durable journal: rerun the same command line to resume")->type_name("FILE"))
+      ->group(records);
+  one(app.add_option("--queue", o.queue,
+                     "a PostgreSQL queue shared by every poolrun that names "
+                     "it: each runs what it claims; rerun to resume")
+          ->type_name("postgres://..."))
+      ->group(records);
+  one(app.add_option("--queue-name", o.queue_name,
+                     "with --queue: which queue of the database (default "
+                     "poolrun)")->type_name("NAME"))
+      ->group(records);
+  one(app.add_option("--queue-outage", raw.queue_outage,
+                     "with --queue: wait D for its database (5min), then "
+                     "stop; rerun to resume")->type_name("D"))
+      ->group(records);
+  app.add_flag("--enqueue", o.enqueue,
+               "with --queue: add the jobs to the queue and exit; run "
+               "nothing here")
+      ->group(records);
+  app.add_flag("--replay", o.replay,
+               "with --journal or --queue: print outputs of earlier runs too")
+      ->group(records);
+  const std::string progress = "Progress";
+  one(app.add_option("--http", o.http,
+                     "serve metrics (/metrics), JSON and a live page on "
+                     "ADDR:PORT (127.0.0.1 unless given; actions need an "
+                     "operator token)")
+          ->type_name("ADDR:PORT"))
+      ->group(progress);
+  one(app.add_option("--http-token-file", o.http_token_file,
+                     "with --http: the operator token, from a file only you "
+                     "can read (or POOL_HTTP_TOKEN_FILE, POOL_HTTP_TOKEN in "
+                     "the environment; never on the command line)")
+          ->type_name("FILE"))
+      ->group(progress);
+  app.add_flag("--eta", o.eta, "estimated time left on standard error")
+      ->group(progress);
+  app.add_flag("--bar", o.bar, "progress bar on standard error")
+      ->group(progress);
+  app.add_flag("--progress", o.progress, "progress on standard error")
+      ->group(progress);
+  app.add_flag("--summary", o.summary, "a summary line at the end")
+      ->group(progress);
+  one(app.add_option("--status-interval", raw.status_interval,
+                     "off a terminal: a status line this often (10s)")->type_name("D"))
+      ->group(progress);
+  app.add_flag("--version", o.version, "print the version")->group("Other");
+  app.add_flag("--will-cite,--no-notice", raw.ignored,
+               "accepted for GNU parallel's sake")
+      ->group("Other");
+}
+
+std::string refused_option_advice(std::string_view option) {
+  // GNU parallel options poolrun leaves out, and what to use instead
+  // (docs/poolrun.md, "Differences from GNU parallel").
+  static const std::pair<const char*, const char*> table[] = {
+      {"--regexp", "use --recend STR and --recstart STR (plain strings) to "
+                   "cut --pipe blocks"},
+      {"--tmux", "watch the jobs with --line-buffer --tag, or --http"},
+      {"--tmuxpane", "watch the jobs with --line-buffer --tag, or --http"},
+      {"--rpl", "use the built-in replacement strings ({} {.} {/} {//} "
+                "{/.} {#} {%} {n})"},
+      {"--plus", "use the built-in replacement strings and shell expansion "
+                 "in the command"},
+      {"--onall", "run poolrun once per host with -S HOST"},
+      {"--nonall", "run poolrun once per host with -S HOST"},
+      {"--basefile", "copy the file first with --transferfile"},
+      {"--bf", "copy the file first with --transferfile"},
+      {"--workdir", "cd in the command ('cd DIR && ...')"},
+      {"--wd", "cd in the command ('cd DIR && ...')"},
+      {"--semaphore", "use flock(1) or sem from GNU parallel"},
+      {"--sshdelay", "use --delay"},
+      {"--pipepart", "use --pipe < FILE"},
+      {"--fifo", "read the block from standard input (--pipe)"},
+      {"--cat", "read the block from standard input (--pipe) or save it "
+                "with cat > FILE in the command"},
+      {"--sqlmaster", "use --joblog or --journal"},
+      {"--sqlworker", "use --queue postgres://..."},
+      {"--sqlandworker", "use --queue postgres://..."},
+      {"--compress", "compress in the command (cmd | gzip)"},
+      {"--memfree", "lower -j"},
+      {"--load", "lower -j"},
+      {"--nice", "start poolrun under nice"},
+      {"--xargs", "use -m"},
+      {"--csv", "use --colsep , for simple CSV"},
+  };
+  auto name = option.substr(0, option.find('='));
+  for (auto& [known, advice] : table)
+    if (name == known)
+      return std::string{known} + " is not supported by poolrun: " + advice;
+  return {};
+}
+
+} // namespace poolrun

@@ -1,0 +1,60 @@
+// The option table of poolrun's command line (CLI11), shared by parsing
+// and --help.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "options.hpp"
+
+namespace poolrun {
+
+/// The values of options that CLI11 stores as text, checked here.
+struct raw_values {
+  std::string jobs;
+  std::string delimiter;
+  std::string block;
+  std::string retries;
+  std::string retry_delay;
+  std::string timeout;
+  std::string halt;
+  std::string status_interval;
+  std::string queue_outage;
+  std::vector<std::string> arg_files;
+  std::vector<std::string> trc;
+  bool transfer = false;
+  bool null = false;
+  bool ungroup = false;
+  bool group = false;
+  bool line_buffer = false;
+  std::optional<size_t> exact_args;
+  std::optional<size_t> max_args;
+  std::optional<size_t> max_lines;
+  std::string delay;
+  std::string replace_i;
+  bool replace_default = false;
+  bool one_line = false;
+  /// -I, --er, --bnr, --dnr, --bner, --seqreplace, --slotreplace.
+  std::string replace_whole;
+  std::string replace_ext;
+  std::string replace_base;
+  std::string replace_dir;
+  std::string replace_base_ext;
+  std::string replace_seq;
+  std::string replace_slot;
+  std::optional<std::string> recend;
+  bool ignored = false;
+};
+
+/// For a GNU parallel option poolrun has not: that it is not supported
+/// and what to use instead; "" for any other word.
+std::string refused_option_advice(std::string_view option);
+
+/// Declares every option of `app`, storing into `o` and `raw`.
+void define_options(CLI::App& app, run_options& o, raw_values& raw);
+
+} // namespace poolrun

@@ -1,0 +1,314 @@
+// GNU parallel vs poolrun on what GNU parallel's own test suite uses every
+// day: behaviours that once differed, and the options of its working set.
+#include "compare.hpp"
+
+using namespace poolrun::test;
+
+namespace {
+
+std::string numbers(int from, int to) {
+  std::string text;
+  for (int i = from; i <= to; ++i)
+    text += std::to_string(i) + "\n";
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("GNU parallel vs poolrun: --pipe into a command that exits before "
+          "reading its block" *
+          doctest::timeout(120)) {
+  // grep ends at its first match; the rest of each 1M block cannot be
+  // written: both matches printed, both jobs failed by SIGPIPE (status 2).
+  auto inv = sorted({"--pipe", "grep", "-m1", "5"}, numbers(1, 200000));
+  auto ours = check_same(inv);
+  CHECK(ours.status == 2);
+  CHECK(sorted_text(ours.out) == "165669\n5\n");
+}
+
+TEST_CASE("GNU parallel vs poolrun: --retries retries at once" *
+          doctest::timeout(120)) {
+  // 8 attempts each: with a 100 ms doubling wait poolrun took 12.7 s.
+  auto retries = sorted({"--retries", "8", "echo try >> n{}; echo {}; exit 1",
+                         ":::", "a", "b"});
+  retries.files = {"na", "nb"};
+  auto ours = check_same(retries);
+  CHECK(ours.took < 5s);
+}
+
+TEST_CASE("GNU parallel vs poolrun: {%} in --tagstring and the first slot" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-j1", "--tagstring", "{%}", "echo", "x", ":::",
+                      "a", "b"}));
+  check_same(ordered({"-k", "--tagstring", "{%}", "echo", "x", ":::", "a"}));
+  check_same(ordered({"-k", "--tagstring", "no strings", "echo", ":::", "a"}));
+  check_same(ordered({"-k", "--lb", "--tagstring", "s{%}", "-j1", "echo",
+                      ":::", "a", "b"}));
+  // The lowest free slot: the first job is always in slot 1.
+  for (int i = 0; i < 5; ++i)
+    check_same(ordered({"-j4", "echo", "{%}", ":::", "a"}));
+}
+
+TEST_CASE("GNU parallel vs poolrun: :::+ and ::::+ link and cut to the "
+          "shortest" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "echo", ":::", "a", "b", "c", ":::+", "1", "2"}));
+  check_same(ordered({"-k", "echo", ":::", "x", "y", ":::", "a", "b", "c",
+                      ":::+", "1", "2"}));
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"f1", "a\nb\nc\n"}, {"f2", "1\n2\n"}, {"f3", "X\nY\nZ\n"}};
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"-k", "echo", "::::", "f1", "::::+", "f2", "f3"},
+           {"-k", "echo", "::::+", "f1", "f2", "f3"},
+           {"-k", "echo", "::::", "f1", "f2", "::::+", "f3"},
+           {"-k", "--link", "echo", "::::", "f1", "f2", "f3"}}) {
+    auto inv = ordered(args);
+    inv.given = files;
+    check_same(inv);
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun: -n0 - -N context - {-1} - -X positional" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-n0", "echo", "x", ":::", "a", "b"}));
+  check_same(ordered({"-k", "-N", "10", "echo", "a{}b"}, numbers(1, 19)));
+  check_same(ordered({"-k", "-N3", "echo", "a{1}b{}c", "x{.}"},
+                     numbers(1, 7)));
+  check_same(ordered({"-k", "-N3", "echo", "a{-1}b{}c"}, numbers(1, 5)));
+  check_same(ordered({"-k", "echo", "{-1}", "{1}", ":::", "a", "b", ":::",
+                      "c", "d"}));
+  check_same(ordered({"-k", "-n", "3", "echo", "{-1}", ":::", "a", "b", "c",
+                      "d", "e"}));
+  check_same(ordered({"-k", "-X", "-j1", "echo", "a{1}b{}c"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-X", "-j1", "echo", "x{-1}y"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-X", "echo", "{2/.}", ":::", "a/b.c", "d/e.f",
+                      ":::", "x/y.z"}));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --results with a 300-byte value" *
+          doctest::timeout(120)) {
+  auto inv = sorted({"--results", "res", "echo", ":::", std::string(300, 'x'),
+                     "a/" + std::string(300, 'y')});
+  inv.files = {"res/"};
+  check_same(inv);
+}
+
+TEST_CASE("GNU parallel vs poolrun: options in $PARALLEL" *
+          doctest::timeout(120)) {
+  auto inv = ordered({"echo", "{}", ":::", "b", "a"});
+  inv.env = {"PARALLEL=-k --tag"};
+  check_same(inv);
+  auto escaped = ordered({"-k", "echo", ":::", "a"});
+  escaped.env = {"PARALLEL=--tagstring a\\ b"};
+  check_same(escaped);
+}
+
+TEST_CASE("GNU parallel vs poolrun: --pipe without a command is an error" *
+          doctest::timeout(60)) {
+  auto ours = check_same(sorted({"--pipe"}, "a\n"));
+  CHECK(ours.status == 255);
+  CHECK(ours.err.empty()); // (its own line only)
+}
+
+TEST_CASE("GNU parallel vs poolrun: --halt names the job that stopped the "
+          "run" *
+          doctest::timeout(120)) {
+  for (auto halt : {"now,fail=1", "soon,fail=1", "1", "2", "now,success=1",
+                    "soon,done=1"}) {
+    auto inv = sorted({"-j2", "--halt", halt, "sleep 0.{}; exit {}", ":::",
+                       "1", "5", "0"});
+    inv.compare_stderr = true; // the command lines after "This job ..."
+    auto [ours, theirs] = run_both(inv);
+    CAPTURE(halt);
+    CHECK(ours.status == theirs.status);
+    CHECK(ours.err == theirs.err);
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun: -I - -q - -v - -t - -r - -E - --trim" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-I", ",,", "echo", ",,{}", ":::", "a", "b"}));
+  check_same(ordered({"-k", "-I", "XX", "echo", "<XX>", "XX.", ":::", "a"}));
+  check_same(ordered({"-k", "-q", "echo", "a  b", "{}", "$HOME", ":::",
+                      "x y"}));
+  check_same(ordered({"-k", "-v", "echo", ":::", "a", "b"}));
+  auto traced = ordered({"-k", "-t", "echo", ":::", "a", "b"});
+  traced.compare_stderr = true;
+  check_same(traced);
+  check_same(ordered({"-k", "--verbose", "echo", ":::", "a"}));
+  check_same(ordered({"-k", "-r", "echo", "x{}y"}, "a\n\n  \nb\n"));
+  check_same(ordered({"-k", "--no-run-if-empty", "echo", "x{}y", ":::", "",
+                      "a", " "}));
+  check_same(ordered({"-k", "-E", "STOP", "echo"}, "a\nb\nSTOP\nc\n"));
+  check_same(ordered({"-j2", "-N1", "--pipe", "cat"}, "\n"));
+  check_same(ordered({"-r", "-j2", "-N1", "--pipe", "cat"}, "\n"));
+  auto dry = ordered({"--dryrun", "--joblog", "-", "echo", ":::", "a"});
+  check_same(dry);
+  check_same(ordered({"-k", "-E", "b", "echo", ":::", "a", "b", "c"}));
+  // -E ends each source at its own STR.
+  auto per_source = ordered({"-k", "-E", "5", "echo", "::::", "-", ":::", "2",
+                             "3", "4", "5", "6", "::::", "f"},
+                            numbers(1, 100));
+  per_source.given = {{"f", numbers(3, 11)}};
+  check_same(per_source);
+  auto cut_to_nothing = ordered({"-k", "-E", "3", "echo", "::::", "-", ":::",
+                                 "3", "4", "::::", "f"},
+                                numbers(1, 10));
+  cut_to_nothing.given = {{"f", numbers(3, 5)}};
+  check_same(cut_to_nothing);
+  auto all_cut = ordered({"-k", "-E", "3", "echo", "::::", "-", ":::", "3",
+                          "4", "::::", "f"},
+                         numbers(3, 10));
+  all_cut.given = {{"f", numbers(3, 5)}};
+  check_same(all_cut);
+  check_same(ordered({"-k", "--skip-first-line", "--pipe", "--block", "10",
+                      "--header", "1", "cat"},
+                     "skipped\nMyHeader\n" + numbers(1, 10)));
+  check_same(ordered({"-k", "--skip-first-line", "echo"}, numbers(1, 3)));
+  check_same(ordered({"-k", "--trim", "lr", "echo", "[{}]", ":::", " a ",
+                      "b  "}));
+  check_same(ordered({"-k", "--trim", "r", "echo", "[{}]"}, " a \n"));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --colsep - -L - -l" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "--colsep", "\\t", "echo", "{2}", "{1}"},
+                     "a\tb\nc\td\n"));
+  check_same(ordered({"-k", "-C", " ", "echo", "{2}", "{1}"}, "a b\nc d\n"));
+  check_same(ordered({"-k", "--colsep", ",", "echo", "[{2}]"}, "a,b\nc\n"));
+  check_same(ordered({"-k", "--colsep", ",", "echo", "[{1}][{2}]"},
+                     " a , b \n"));
+  check_same(ordered({"-k", "--colsep", ",", "--trim", "n", "echo",
+                      "[{1}][{2}]"},
+                     " a , b \n"));
+  check_same(ordered({"-k", "--colsep", " +", "echo", "{1}-{2}"}, "a  b\n"));
+  check_same(ordered({"-k", "--colsep", ",", "echo", ":::", "a,b", "c,d"}));
+  check_same(ordered({"-k", "--colsep", ",", "echo", "{}"}, "a,b\n"));
+  check_same(ordered({"-k", "-L2", "echo"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-L2", "echo", "{}x"}, numbers(1, 5)));
+  check_same(ordered({"-k", "--max-lines", "3", "echo"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-l", "echo"}, numbers(1, 3)));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --delay - --shuf - --joblog +FILE - "
+          "--dryrun and --jl" *
+          doctest::timeout(120)) {
+  auto delayed = sorted({"-j4", "--delay", "0.2", "echo", ":::", "a", "b",
+                         "c", "d"});
+  auto ours = check_same(delayed);
+  CHECK(ours.took >= 550ms); // three gaps of 0.2 s between four starts
+  check_same(sorted({"--shuf", "echo", ":::", "a", "b", "c", "d", "e"}));
+  check_same(ordered({"-k", "--dryrun", "echo", ":::", "a", "b"}));
+  auto appended = ordered({"-k", "--jl", "+log", "echo", ":::", "a", "b"});
+  appended.given = {{"log", "earlier line\n"}};
+  auto [a, b] = run_both(appended);
+  CHECK(a.status == b.status);
+  CHECK(a.out == b.out);
+  temp_dir dir;
+  write_file(dir / "log", "earlier line\n");
+  child_process run{poolrun_argv({"--joblog", "+log", "echo", ":::", "a"}),
+                    "", dir.path};
+  REQUIRE(run.exit_code(30s) == 0);
+  auto log = read_file(dir / "log");
+  CHECK(log.rfind("earlier line\n", 0) == 0);
+  CHECK(log.find("\techo a\n") != std::string::npos);
+}
+
+TEST_CASE("GNU parallel vs poolrun: --header - --recstart - -s - --env" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "--header", ":", "echo", "{a}", "{b}", ":::",
+                      "a", "1", "2", ":::", "b", "x", "y"}));
+  check_same(ordered({"-k", "--header", ":", "--colsep", "\\t", "echo", "{y}",
+                      "{x}"},
+                     "x\ty\n1\t2\n3\t4\n"));
+  auto file = ordered({"-k", "--header", ":", "--colsep", ",", "echo",
+                       "{y}{x}", "::::", "hf"});
+  file.given = {{"hf", "x,y\n1,2\n"}};
+  check_same(file);
+  check_same(ordered({"-k", "--header", "1", "echo", "{}"}, "h\n1\n2\n"));
+  check_same(ordered({"-k", "--header", ":", "echo", "{B}", "{A}"},
+                     "A\tB\n1\tone"));
+  check_same(ordered({"-k", "--header", ":", "--pipe", "-N1", "cat"},
+                     "h\n1\n2\n"));
+  check_same(ordered({"-k", "--recstart", "A", "--pipe", "-N1",
+                      "echo [; cat; echo ]"},
+                     "A1\nx\nA2\ny\n"));
+  check_same(ordered({"-k", "--recend", ";", "--recstart", "A", "--pipe", "-N1",
+                      "echo [; cat; echo ]"},
+                     "a;A1\nx;A2\ny\n"));
+  check_same(ordered({"-k", "-s", "10", "-X", "echo"}, numbers(1, 12)));
+  check_same(ordered({"-k", "-s", "12", "-m", "echo"}, numbers(1, 12)));
+  auto env = ordered({"-k", "--env", "V", "echo", "$V", ":::", "a"});
+  env.env = {"V=value"};
+  check_same(env);
+}
+
+TEST_CASE("GNU parallel vs poolrun: --files - --round-robin" *
+          doctest::timeout(120)) {
+  // --files: a file name per job; the files hold the outputs.
+  auto [ours, theirs] = run_both(sorted({"--files", "echo", ":::", "a", "b"}));
+  CHECK(ours.status == theirs.status);
+  auto contents = [](const std::string& out) {
+    std::string all;
+    for (auto& path : sorted_lines(out)) {
+      CHECK(path.size() > 4);
+      CHECK(path.substr(path.size() - 4) == ".par");
+      all += read_file(path);
+      ::unlink(path.c_str());
+    }
+    return sorted_text(all);
+  };
+  CHECK(contents(ours.out) == "a\nb\n");
+  CHECK(contents(theirs.out) == "a\nb\n");
+  // --round-robin: one command per slot, every block given to one.
+  for (auto jobs : {"2", "3"}) {
+    auto [a, b] = run_both(sorted({"--round-robin", "--pipe", "--block", "100",
+                                   "-j", jobs, "wc", "-l"},
+                                  numbers(1, 1000)));
+    auto sum = [](const std::string& out) {
+      long total = 0;
+      for (auto& line : lines_of(out))
+        total += std::stol(line);
+      return total;
+    };
+    CAPTURE(jobs);
+    CHECK(a.status == b.status);
+    CHECK(lines_of(a.out).size() == lines_of(b.out).size());
+    CHECK(sum(a.out) == 1000);
+    CHECK(sum(b.out) == 1000);
+  }
+  check_same(sorted({"--round-robin", "--pipe", "-j3", "wc", "-l"},
+                    numbers(1, 3)));
+}
+
+TEST_CASE("GNU parallel vs poolrun: -l0 - -L0 - -e - --dnr and the other "
+          "renamed strings" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-l0", "echo", "l0"}, numbers(1, 2)));
+  check_same(ordered({"-k", "-l2", "echo", "l2"}, numbers(1, 5)));
+  check_same(ordered({"-k", "-L0", "echo", "L0"}, numbers(1, 2)));
+  check_same(ordered({"-k", "-i", "-eEND", "echo", "repl{.}ce"},
+                     "a\nEND\nb\n"));
+  check_same(ordered({"-k", "--replace", "-eEND", "echo", "repl{.}ce"},
+                     "a\nEND\nb\n"));
+  check_same(ordered({"--dnr", "II", "-k", "echo", "II", "{}", ":::", "a",
+                      "a/b", "a/b/c"}));
+  check_same(ordered({"--er", "EE", "--bnr", "BB", "-k", "echo", "EE", "BB",
+                      "{.}", ":::", "x/a.b"}));
+  check_same(ordered({"--bner", "NN", "--seqreplace", "SS", "-k", "echo",
+                      "NN", "SS", "{#}", ":::", "x/a.b"}));
+  check_same(ordered({"--slotreplace", "%%", "-j1", "-k", "echo", "%%",
+                      ":::", "a"}));
+}
+
+TEST_CASE("options poolrun leaves out say what to use instead" *
+          doctest::timeout(60)) {
+  for (auto option : {"--tmux", "--regexp", "--rpl", "--basefile",
+                      "--workdir", "--semaphore", "--onall"}) {
+    CAPTURE(option);
+    child_process run{poolrun_argv({option, "x", "echo", ":::", "a"}), "", ""};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("is not supported by poolrun") != std::string::npos);
+    CHECK(run.out().empty());
+  }
+}
