@@ -205,8 +205,10 @@ TEST_CASE("an outage longer than --queue-outage: each poolrun stops by "
           doctest::timeout(180)) {
   pool::test::pg_cluster pg;
   temp_dir tmp;
+  // About 5 s of work for the three (sleeps, not CPU): each is still
+  // running when the server stops, on a fast machine too.
   constexpr int count = 600;
-  write_file(tmp / "commands", commands(count, "0.01"));
+  write_file(tmp / "commands", commands(count, "0.05"));
   poolruns runs{pg, tmp, "commands", 3, {"--queue-outage", "2s"}};
   std::this_thread::sleep_for(2s); // mid-run
   pg.stop();
