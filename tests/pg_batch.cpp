@@ -1,4 +1,5 @@
-// The batched changes of the PostgreSQL store (libpool/src/pg_batch.cpp):
+// The batched changes of the PostgreSQL store
+// (libpool/src/postgres/pg_batch.cpp):
 // the binary arrays they send, the adaptive claim size, and, against a
 // private server, that a group's pushes and outcomes keep their order and values, that reads in
 // the group see them, that a failed batch rolls the group back like any

@@ -1,4 +1,4 @@
-// Unique keys of the PostgreSQL store across stores (libpool/src/
+// Unique keys of the PostgreSQL store across stores (libpool/src/postgres/
 // pg_records.cpp), against a private server: a key that one store found
 // free is checked again at its push, finished operations included, and a
 // key whose lookup failed while the server was away is not taken blind.
