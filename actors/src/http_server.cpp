@@ -96,6 +96,15 @@ std::string peer(const httplib::Request& req) {
   return req.remote_addr + ":" + std::to_string(req.remote_port);
 }
 
+// The token of an `Authorization: Bearer <token>` header; none without one.
+std::optional<std::string> bearer_token(const httplib::Request& req) {
+  auto header = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  if (header.compare(0, prefix.size(), prefix) != 0)
+    return std::nullopt;
+  return header.substr(prefix.size());
+}
+
 // 401 (no token) or 403 (a wrong one, or actions disabled); true if allowed.
 bool authorized(http_endpoint::impl& ep, const httplib::Request& req,
                 httplib::Response& res) {
@@ -105,15 +114,14 @@ bool authorized(http_endpoint::impl& ep, const httplib::Request& req,
                 "operator token");
     return false;
   }
-  auto header = req.get_header_value("Authorization");
-  const std::string prefix = "Bearer ";
-  if (header.compare(0, prefix.size(), prefix) != 0) {
+  auto given = bearer_token(req);
+  if (!given) {
     res.set_header("WWW-Authenticate", "Bearer");
     reply_error(res, 401,
                 "missing operator token: send 'Authorization: Bearer <token>'");
     return false;
   }
-  if (!same_token(header.substr(prefix.size()), ep.opts.token)) {
+  if (!same_token(*given, ep.opts.token)) {
     reply_error(res, 403, "wrong operator token");
     ep.opts.log(log_level::warning, "http",
                 "refused an action with a wrong token from " + peer(req) +
@@ -292,10 +300,9 @@ void add_routes(http_endpoint::impl& ep) {
             std::string why;
             if (!read_job_filter(req, filter, why))
               return reply_error(res, 400, why);
-            auto auth = req.get_header_value("Authorization");
-            filter.payloads = !ep.opts.token.empty() && auth.size() > 7
-                              && auth.compare(0, 7, "Bearer ") == 0
-                              && same_token(auth.substr(7), ep.opts.token);
+            auto given = bearer_token(req);
+            filter.payloads = !ep.opts.token.empty() && given
+                              && same_token(*given, ep.opts.token);
             caf::scoped_actor self{ep.sys};
             self->request(pool, ep.opts.action_timeout, list_jobs_v, filter)
                 .receive(

@@ -146,7 +146,7 @@ void flush(queue_self self) {
     return;
   }
   auto lost = st.store->lost_pushes();
-  if (st.store->shared()) {
+  if (st.shared) {
     wait_for_server(self, held, lost, err);
     return;
   }
@@ -234,7 +234,7 @@ caf::result<caf::message> get(queue_self self, uint32_t n, bool many) {
                : caf::make_message(std::move(records.front())));
     throw;
   }
-  if (st.store->shared())
+  if (st.shared)
     schedule_flush(self); // its hand-outs and claims are changes
   if (records.empty()) {
     auto due = st.store->next_due(now);
@@ -320,6 +320,7 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
                           caf::timespan commit_interval,
                           caf::actor_addr owner) {
   self->state.store = std::move(store);
+  self->state.shared = self->state.store->shared();
   self->state.commit_interval = commit_interval;
   self->state.owner = std::move(owner);
   // A predecessor may have died in the middle of a group.
@@ -329,7 +330,7 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
     self->delayed_send(self, *every, queue_msg::prune_v);
   if (auto every = self->state.store->lease_interval())
     self->delayed_send(self, *every, queue_msg::renew_v);
-  if (self->state.store->shared())
+  if (self->state.shared)
     listen(self);
   auto counts = [self] {
     return caf::make_message(
@@ -405,7 +406,7 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
       [self](queue_msg::prune_atom) { prune(self); },
       [self](queue_msg::renew_atom) { renew(self); },
       [self](queue_msg::wake_atom) {
-        if (self->state.store->shared())
+        if (self->state.shared)
           wake(self);
       },
   };

@@ -20,6 +20,8 @@ namespace pool {
 /// for a durable store, the answers held back until their group commits.
 struct queue_state {
   std::shared_ptr<work_store> store;
+  /// `store->shared()`, read once: every hand-out asks it.
+  bool shared = false;
 
   /// What an answer confirms.
   enum class answer_type {
