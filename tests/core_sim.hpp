@@ -1,7 +1,7 @@
 #pragma once
 
 // A small world around `shepherd_core`, without an actor system: a queue
-// (the queue actor's logic over a memory_store), workers that follow the
+// (the queue actor's own core, `queue_core`, over a memory_store), workers that follow the
 // worker state machine, and the shepherd's own mailbox, each a FIFO. A test
 // (or the random model test) decides who takes the next step, so that every
 // interleaving of messages can happen. Time is the fake clock.
@@ -10,14 +10,18 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include <caf/detail/invoke_result_visitor.hpp>
 #include <caf/make_message.hpp>
 
 #include <pool/memory_store.hpp>
+#include <pool/detail/queue_core.hpp>
 #include <pool/detail/shepherd_core.hpp>
 #include <pool/type_ids.hpp>
 
@@ -46,10 +50,27 @@ struct core_sim {
     bool alive = true;
   };
 
+  /// The queue's effects: its answers go to the shepherd's mailbox, its
+  /// notes to itself to its own (after their delay, on the fake clock).
+  struct queue_side : queue_effects {
+    core_sim* sim = nullptr;
+    uint64_t tickets = 0;
+    time_point now() override;
+    uint64_t hold() override { return ++tickets; }
+    void answer(uint64_t ticket, caf::message msg) override;
+    void to_self(caf::timespan delay, caf::message msg) override;
+    void to_owner(caf::message msg) override;
+  };
+
   fake_effects fx;
   shepherd_core core;
-  memory_store store;
+  std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
+  queue_side qfx;
+  queue_core queue{store, caf::timespan{0}, qfx};
+  caf::message_handler queue_handlers = queue.handlers();
   std::deque<caf::message> queue_box;
+  /// The queue's notes to itself, by due time.
+  std::multimap<caf::actor_clock::time_point, caf::message> queue_timers;
   std::deque<to_shepherd> shepherd_box;
   std::map<uint64_t, sim_worker> workers;
   /// Timers armed, by due time.
@@ -63,6 +84,8 @@ struct core_sim {
   size_t seen = 0;
 
   explicit core_sim(pool_options opts) : core(std::move(opts), false, fx) {
+    qfx.sim = this;
+    queue.start();
     core.start();
     collect();
   }
@@ -124,8 +147,6 @@ struct core_sim {
 private:
   /// Routes the effects recorded since the last call.
   void collect();
-
-  void answer_counts();
 
   void to_worker(uint64_t key, caf::message msg);
 };
@@ -198,60 +219,54 @@ inline void core_sim::to_worker(uint64_t key, caf::message msg) {
     i->second.mailbox.push_back(std::move(msg));
 }
 
-inline void core_sim::answer_counts() {
-  auto now = fx.clock;
-  queue_counts counts;
-  counts.available = store.available(now);
-  counts.delayed = store.delayed(now);
-  if (auto due = store.next_due(now))
-    counts.next_due_in = *due - now;
-  shepherd_box.push_back({sim_msg::from_queue, caf::make_message(counts)});
+inline core_sim::queue_side::time_point core_sim::queue_side::now() {
+  return sim->fx.clock;
 }
+
+inline void core_sim::queue_side::answer(uint64_t, caf::message msg) {
+  sim->shepherd_box.push_back({sim_msg::from_queue, std::move(msg)});
+}
+
+inline void core_sim::queue_side::to_self(caf::timespan delay,
+                                          caf::message msg) {
+  if (delay <= caf::timespan::zero())
+    sim->queue_box.push_back(std::move(msg));
+  else
+    sim->queue_timers.emplace(sim->fx.clock + delay, std::move(msg));
+}
+
+inline void core_sim::queue_side::to_owner(caf::message msg) {
+  sim->shepherd_box.push_back({sim_msg::from_queue, std::move(msg)});
+}
+
+namespace sim_msg {
+
+/// What a queue handler returned: an answer now, or nothing (a note to
+/// itself, or an answer held for a commit: `queue_side::answer` sends it).
+struct queue_answer : caf::detail::invoke_result_visitor {
+  std::optional<caf::message> msg;
+  void operator()() override {}
+  void operator()(caf::error& x) override { msg = caf::make_message(x); }
+  void operator()(caf::message& x) override {
+    if (!x.empty())
+      msg = std::move(x);
+  }
+  void operator()(const caf::none_t&) override {}
+};
+
+} // namespace sim_msg
 
 inline bool core_sim::queue_step() {
   if (queue_box.empty())
     return false;
   auto msg = std::move(queue_box.front());
   queue_box.pop_front();
-  auto now = fx.clock;
-  if (msg.match_elements<add_work_atom, work_record, caf::timespan>()) {
-    store.push(msg.get_as<work_record>(1), now + msg.get_as<caf::timespan>(2),
-               now);
-    answer_counts();
-  } else if (msg.match_elements<add_work_atom, work_record, caf::timespan,
-                                std::string>() ||
-             msg.match_elements<add_work_atom, work_record, caf::timespan,
-                                std::string, job_options>()) {
-    store.push(msg.get_as<work_record>(1), now + msg.get_as<caf::timespan>(2),
-               now);
-    answer_counts();
-  } else if (msg.match_elements<add_work_atom, std::vector<work_record>>()) {
-    for (auto& x : msg.get_as<std::vector<work_record>>(1))
-      store.push(x, now, now);
-    answer_counts();
-  } else if (msg.match_elements<get_work_atom, uint32_t>()) {
-    std::vector<work_record> records;
-    while (records.size() < msg.get_as<uint32_t>(1))
-      if (auto x = store.pop_due(now))
-        records.push_back(std::move(*x));
-      else
-        break;
-    if (records.empty()) {
-      auto due = store.next_due(now);
-      shepherd_box.push_back(
-          {sim_msg::from_queue,
-           caf::make_message(no_work_atom_v,
-                             due ? *due - now : caf::timespan::max())});
-    } else {
-      shepherd_box.push_back(
-          {sim_msg::from_queue, caf::make_message(std::move(records))});
-    }
-  } else if (msg.match_elements<queue_msg::remove_atom, uint64_t>()) {
-    store.remove(msg.get_as<uint64_t>(1));
-    answer_counts();
-  } else {
-    answer_counts(); // q_count
-  }
+  sim_msg::queue_answer res;
+  if (queue_handlers(res, msg) == caf::match_case::no_match)
+    throw std::logic_error("the queue has no handler for "
+                           + caf::to_string(msg));
+  if (res.msg)
+    shepherd_box.push_back({sim_msg::from_queue, std::move(*res.msg)});
   return true;
 }
 
@@ -421,6 +436,10 @@ inline void core_sim::advance(caf::timespan d) {
   while (!timers.empty() && timers.begin()->first <= fx.clock) {
     shepherd_box.push_back({0, caf::make_message(timers.begin()->second)});
     timers.erase(timers.begin());
+  }
+  while (!queue_timers.empty() && queue_timers.begin()->first <= fx.clock) {
+    queue_box.push_back(std::move(queue_timers.begin()->second));
+    queue_timers.erase(queue_timers.begin());
   }
 }
 

@@ -1,76 +1,29 @@
 #pragma once
 
 #include <memory>
-#include <optional>
-#include <unordered_set>
-#include <vector>
 
 #include <caf/actor_addr.hpp>
 #include <caf/behavior.hpp>
-#include <caf/message.hpp>
-#include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/timespan.hpp>
 
 #include "pool/work_store.hpp"
 
 namespace pool {
 
-/// State of a queue actor: a handle on the store, which outlives the actor
-/// so that a respawned queue continues where a crashed one stopped, and,
-/// for a durable store, the answers held back until their group commits.
+class queue_core;
+class queue_effects;
+
+/// State of a queue actor: its plain core (pool/detail/queue_core.hpp:
+/// the answers, and for a durable store the group commit around them) over
+/// a handle on the store, which outlives the actor so that a respawned
+/// queue continues where a crashed one stopped.
 struct queue_state {
-  std::shared_ptr<work_store> store;
-  /// `store->shared()`, read once: every hand-out asks it.
-  bool shared = false;
+  queue_state();
+  ~queue_state();
 
-  /// What an answer confirms.
-  enum class answer_type {
-    /// A change (or its refusal): confirmed only by a successful commit.
-    change,
-    /// A hand-out: needs no durability, only its order.
-    work,
-    /// A read: needs no durability, only its order.
-    read,
-  };
-
-  /// One answer waiting for the commit of its group.
-  struct held_answer {
-    caf::response_promise promise;
-    caf::message answer;
-    answer_type type = answer_type::change;
-    /// The answer is `queue_counts`: computed again when released, so that
-    /// it tells the counts of that moment.
-    bool recount = false;
-    /// Set for an `add_work`: refused if the commit lost its push.
-    std::optional<attempt_id> push;
-    /// The operation of an `add_work` or outcome: refused if the store
-    /// fenced its change at the commit (`work_store::fenced`); 0 for none.
-    uint64_t operation = 0;
-  };
-
-  /// Commits that failed in a row; after a few, held changes are refused.
-  int failed_commits = 0;
-
-  std::vector<held_answer> held;
-
-  /// A `q_flush` is in the mailbox.
-  bool flush_scheduled = false;
-
-  caf::timespan commit_interval{0};
-
-  /// When the last group was committed, if any was.
-  std::optional<caf::actor_clock::time_point> last_commit;
-
-  /// Operations pushed in the open group: not handed out before it commits
-  /// (so a durable submit is acknowledged before its work runs).
-  std::unordered_set<uint64_t> uncommitted;
-
-  /// A `get_work` answer is held in the open group: later ones wait too,
-  /// so that `get_work` answers stay in order.
-  bool work_held = false;
-
-  /// The shepherd, told what the store learns unasked (shared stores).
-  caf::actor_addr owner;
+  std::unique_ptr<queue_effects> fx;
+  std::unique_ptr<queue_core> core;
 
   static inline const char* name = "pool.queue";
 };
