@@ -386,6 +386,12 @@ caf::behavior queue_actor(caf::stateful_actor<queue_state>* self,
           return refuse(self, std::move(err));
         return answer(self, counts(), answer_type::change, true);
       },
+      [self, counts](queue_msg::forget_atom,
+                     uint64_t operation) -> caf::result<caf::message> {
+        if (auto err = self->state.store->forget_failed(operation))
+          return refuse(self, std::move(err));
+        return answer(self, counts(), answer_type::change, true);
+      },
       [self](queue_msg::find_key_atom, std::string& key, caf::timespan window) {
         auto found =
             self->state.store->find_key(key, self->clock().now(), window);
