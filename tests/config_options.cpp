@@ -74,6 +74,22 @@ TEST_CASE("monitoring, bounds and autoscaling come from the configuration" *
   CHECK(opts->name() == "orders");
 }
 
+TEST_CASE("the dead set's bounds come from the configuration" *
+          doctest::timeout(10)) {
+  auto opts = parse({"--pool.dead-set-size=50", "--pool.dead-set-age=2h"});
+  REQUIRE(opts);
+  CHECK(opts->dead_set().max_jobs == 50);
+  CHECK(opts->dead_set().max_age == caf::timespan{2h});
+  auto off = parse({}, "[pool]\ndead-set-size=0\n");
+  REQUIRE(off);
+  CHECK(off->dead_set().max_jobs == 0);
+  CHECK(off->dead_set().max_age == caf::timespan{std::chrono::hours(168)});
+  auto bad = parse({"--pool.dead-set-size=-1"});
+  REQUIRE(!bad);
+  CHECK(pool::describe(bad.error()).find("dead_set.max_jobs") !=
+        std::string::npos);
+}
+
 TEST_CASE("nothing configured gives the defaults" * doctest::timeout(10)) {
   auto opts = parse({});
   REQUIRE(opts);

@@ -2,7 +2,9 @@
 // chromedriver over WebDriver, loads the page of a pool with work in
 // flight, reads the figures from the DOM, sees them change, and saves a
 // screenshot (POOL_SCREENSHOT, else dashboard.png in the working
-// directory; docs/images/dashboard.png is one). Every wait is bounded.
+// directory; docs/images/dashboard.png is one); then retries a failed job
+// from its row and saves another (POOL_DEAD_SCREENSHOT, else
+// dead_set.png). Every wait is bounded.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -293,6 +295,45 @@ TEST_CASE("the page shows live figures that change" * doctest::timeout(180)) {
     auto path = std::getenv("POOL_SCREENSHOT") ? std::getenv("POOL_SCREENSHOT")
                                                : "dashboard.png";
     std::ofstream{path, std::ios::binary} << png;
+    // The failed jobs (the dead set): one is retried from its row, and
+    // leaves the list (its retry is a new operation).
+    d.script("document.querySelector(\"[data-pool='images'] "
+             "[data-jobs='state']\").value = 'failed'; return true;");
+    std::string id;
+    poll_page([&] {
+      id = d.script("const r = document.querySelector(\"[data-pool='images'] "
+                    "tr[data-state='failed']\"); return r ? r.dataset.job "
+                    ": ''")
+               .get<std::string>();
+      return !id.empty();
+    });
+    REQUIRE_FALSE(id.empty());
+    auto row = "[data-pool='images'] tr[data-job='" + id + "']";
+    CHECK_NE(d.text(row).find("flaky input"), std::string::npos);
+    d.script("window.confirm = () => true;"
+             "document.querySelector('#token').value = "
+             "'browser-test-token-0123456789';"
+             "document.querySelector(\""
+             + row + " [data-job-action='retry']\").click(); return true;");
+    auto logged = "jobs/" + id + "/retry images: ok";
+    poll_page([&] {
+      return d.text("#action-log").find(logged) != std::string::npos;
+    });
+    CHECK_NE(d.text("#action-log").find(logged), std::string::npos);
+    auto gone = [&] {
+      return d.script("return !document.querySelector(\"" + row + "\")")
+          .get<bool>();
+    };
+    poll_page(gone);
+    CHECK(gone());
+    d.script("document.querySelector(\"[data-pool='images'] "
+             "[data-jobs='panel']\").scrollIntoView(); return true;");
+    png = base64_decode(d.call("GET", "/screenshot").get<std::string>());
+    CHECK_EQ(png.substr(1, 3), "PNG");
+    auto dead = std::getenv("POOL_DEAD_SCREENSHOT")
+                    ? std::getenv("POOL_DEAD_SCREENSHOT")
+                    : "dead_set.png";
+    std::ofstream{dead, std::ios::binary} << png;
   }
   std::system(("rm -rf " + profile).c_str());
   ep->reset();

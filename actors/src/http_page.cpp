@@ -160,15 +160,25 @@ function makeCard(name) {
   root.append(actions);
   card.failures = el('ul', {class: 'log'});
   card.events = el('ul', {class: 'log'});
-  card.jobState = el('select', {'data-jobs': 'state'}, ['', 'running', 'waiting', 'delayed', 'retrying'].map(s => el('option', {value: s}, [s || 'every state'])));
+  card.jobState = el('select', {'data-jobs': 'state'}, ['', 'running', 'waiting', 'delayed', 'retrying', 'failed'].map(s => el('option', {value: s}, [s || 'every state'])));
+  // The dead set as a whole: every failed job (the API's filter form).
+  const deadButton = (verb, question) => {
+    const b = el('button', {type: 'button', 'data-dead': verb}, [`${verb} all failed`]);
+    b.addEventListener('click', () => { if (confirm(question)) act(name, `jobs/${verb}?state=failed`, {}).then(() => refreshJobs(name, card)); });
+    card.buttons.push(b);
+    return b;
+  };
+  card.deadActions = el('span', {class: 'actions'}, [
+    deadButton('retry', `Retry every failed job of '${name}' as a new operation?`),
+    deadButton('discard', `Discard every failed job of '${name}' for good?`)]);
   card.jobs = el('tbody', {});
   card.jobSummary = el('summary', {}, ['jobs']);
   card.failSummary = el('summary', {}, ['recent failures']);
   card.eventSummary = el('summary', {}, ['recent events']);
   root.append(el('details', {open: ''}, [card.failSummary, card.failures]));
   root.append(el('details', {}, [card.eventSummary, card.events]));
-  root.append(el('details', {'data-jobs': 'panel'}, [card.jobSummary, card.jobState,
-    el('table', {class: 'jobs'}, [el('thead', {}, [el('tr', {}, ['id', 'state', 'attempt', 'age', 'worker / last error', 'input'].map(h => el('th', {}, [h])))]), card.jobs])]));
+  root.append(el('details', {'data-jobs': 'panel'}, [card.jobSummary, card.jobState, card.deadActions,
+    el('table', {class: 'jobs'}, [el('thead', {}, [el('tr', {}, ['id', 'state', 'attempt', 'age', 'worker / last error', 'input', ''].map(h => el('th', {}, [h])))]), card.jobs])]));
   $('#pools').append(root);
   return card;
 }
@@ -229,13 +239,26 @@ async function refreshJobs(name, card) {
     const d = await r.json();
     if (!r.ok) { card.jobSummary.textContent = `jobs: ${d.error}`; return; }
     card.jobSummary.textContent = `jobs (${d.total} held)`;
-    card.jobs.replaceChildren(...d.jobs.map(j => el('tr', {'data-job': String(j.id)}, [
+    card.jobs.replaceChildren(...d.jobs.map(j => el('tr', {'data-job': String(j.id), 'data-state': j.state}, [
       el('td', {}, [`op#${j.id}`]), el('td', {}, [j.state]), el('td', {}, [String(j.attempt)]),
-      el('td', {}, [fmtDur(j.age)]), el('td', {}, [j.holder || j.last_error || '']),
-      el('td', {}, [el('code', {}, [j.payload || ''])])])));
+      el('td', {}, [fmtDur(j.age)]), el('td', {}, [j.holder || j.last_error || '',
+        ...(j.state === 'failed' && j.history ? [el('ul', {}, j.history.map(a => el('li', {}, [`attempt ${a.attempt} at +${fmtDur(a.after_submit)}: `, el('code', {}, [a.error])])))] : [])]),
+      el('td', {}, [el('code', {}, [j.payload || ''])]),
+      el('td', {}, j.state === 'failed' ? [jobButton(name, card, j.id, 'retry'), jobButton(name, card, j.id, 'discard')] : [])])));
   } catch (e) {
     card.jobSummary.textContent = `jobs: ${e}`;
   }
+}
+// Retry or discard one failed job (behind the operator token).
+function jobButton(name, card, id, verb) {
+  const attrs = {type: 'button', 'data-job-action': verb};
+  if (!actionsEnabled) attrs.disabled = '';
+  const b = el('button', attrs, [verb]);
+  b.addEventListener('click', () => {
+    if (verb === 'discard' && !confirm(`Discard failed op#${id} of '${name}' for good?`)) return;
+    act(name, `jobs/${id}/${verb}`, {}).then(() => refreshJobs(name, card));
+  });
+  return b;
 }
 async function act(pool, action, body) {
   const line = el('li', {}, [`${new Date().toLocaleTimeString()} ${action} ${pool}: …`]);

@@ -82,16 +82,6 @@ bool same_token(const std::string& x, const std::string& y) {
   return diff == 0;
 }
 
-void reply_error(httplib::Response& res, int status, const std::string& what) {
-  res.status = status;
-  res.set_content(json{{"error", what}}.dump() + "\n", "application/json");
-}
-
-void no_store(httplib::Response& res) {
-  res.set_header("Cache-Control", "no-store");
-  res.set_header("X-Content-Type-Options", "nosniff");
-}
-
 std::string peer(const httplib::Request& req) {
   return req.remote_addr + ":" + std::to_string(req.remote_port);
 }
@@ -294,29 +284,30 @@ void add_routes(http_endpoint::impl& ep) {
           [&ep](const httplib::Request& req, httplib::Response& res) {
             auto pool = find_pool(ep, req.matches[1].str());
             if (!pool)
-              return reply_error(res, 404, "no pool named '"
-                                               + req.matches[1].str() + "'");
-            job_filter filter;
-            std::string why;
-            if (!read_job_filter(req, filter, why))
-              return reply_error(res, 400, why);
+              return reply_error(
+                  res, 404, "no pool named '" + req.matches[1].str() + "'");
             auto given = bearer_token(req);
-            filter.payloads = !ep.opts.token.empty() && given
-                              && same_token(*given, ep.opts.token);
-            caf::scoped_actor self{ep.sys};
-            self->request(pool, ep.opts.action_timeout, list_jobs_v, filter)
-                .receive(
-                    [&](job_page& page) {
-                      no_store(res);
-                      res.set_content(jobs_json(page), "application/json");
-                    },
-                    [&](caf::error& err) {
-                      reply_error(res,
-                                  is(err, pool_errc::invalid_option) ? 400
-                                                                     : 504,
-                                  describe(err));
-                    });
+            serve_jobs(ep.sys, pool, ep.opts.action_timeout,
+                       !ep.opts.token.empty() && given &&
+                           same_token(*given, ep.opts.token),
+                       req, res);
           });
+  // Retry or discard failed jobs: one by id, or all matching a filter.
+  svr.Post(
+      R"(/api/pools/([A-Za-z0-9_.\-]{1,64})/jobs(?:/([0-9]{1,20}))?/)"
+      R"((retry|discard))",
+      [&ep](const httplib::Request& req, httplib::Response& res) {
+        no_store(res);
+        if (!authorized(ep, req, res))
+          return;
+        auto name = req.matches[1].str();
+        auto pool = find_pool(ep, name);
+        if (!pool)
+          return reply_error(res, 404, "no pool named '" + name + "'");
+        auto line = act_on_jobs(ep.sys, pool, ep.opts.action_timeout, req, res);
+        ep.opts.log(res.status == 200 ? log_level::info : log_level::warning,
+                    name, "http: " + line + " by " + peer(req));
+      });
   auto action_path = R"(/api/pools/([A-Za-z0-9_.\-]{1,64})/([a-z]{1,16}))";
   svr.Post(action_path, [&ep](const httplib::Request& req,
                               httplib::Response& res) { act(ep, req, res); });

@@ -379,9 +379,7 @@ caf::behavior shepherd_actor::make_behavior() {
         core_.status(sender_key(), id, nullptr, &failure);
       },
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes,
-             caf::timespan ran) {
-        core_.status(sender_key(), outcomes, ran);
-      },
+             caf::timespan ran) { core_.status(sender_key(), outcomes, ran); },
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes) {
         core_.status(sender_key(), outcomes, std::nullopt);
       },
@@ -397,11 +395,13 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](pool_stats_atom) { return core_.stats(); },
       [this](pool_metrics_atom) { return core_.metrics(); },
       [this](list_jobs_atom, const job_filter& f) -> caf::result<job_page> {
-        auto page = core_.jobs(f);
-        if (!page)
-          return std::move(page.error());
-        return std::move(*page);
+        return core_.jobs(f);
       },
+      [this](retry_jobs_atom, const job_filter& f) -> caf::result<jobs_acted> {
+        return core_.retry_dead(f);
+      },
+      [this](discard_jobs_atom, const job_filter& f)
+          -> caf::result<jobs_acted> { return core_.discard_dead(f); },
       [this](resize_atom, uint64_t n) -> caf::result<void> {
         core_.resize(n, make_response_promise());
         return caf::delegated<void>{};

@@ -111,6 +111,10 @@ constexpr pool_option all_options[] = {
      "durable: least time between two commits"},
     {"unique-window", value_kind::duration, "1h",
      "durable: how long a finished unique key matches"},
+    {"dead-set-size", value_kind::integer, "10000",
+     "most failed jobs kept for retry (0 = none)"},
+    {"dead-set-age", value_kind::duration, "168h",
+     "failed jobs older than this are dropped (0 = none kept)"},
     {"postgres", value_kind::text, "postgres://pool@db/jobs",
      "keep the queue in PostgreSQL (shared by every pool naming it)"},
     {"postgres-queue", value_kind::text, "default",
@@ -361,6 +365,15 @@ caf::expected<pool_options> options_from(const caf::actor_system_config& cfg,
     opts.commit_interval(*x);
   if (auto x = caf::get_if<caf::timespan>(&cfg, key("unique-window")))
     opts.unique_window(*x);
+  auto dead = opts.dead_set();
+  auto dead_size = count("dead-set-size", "dead_set.max_jobs", 0);
+  if (!dead_size)
+    return std::move(dead_size.error());
+  if (*dead_size)
+    dead.max_jobs = **dead_size;
+  if (auto x = caf::get_if<caf::timespan>(&cfg, key("dead-set-age")))
+    dead.max_age = *x;
+  opts.dead_set(dead);
   // Flow control: a pool-wide start rate, and limits for every key.
   auto period = caf::get_or(cfg, key("rate-period"),
                             caf::timespan{std::chrono::seconds(1)});

@@ -78,6 +78,14 @@ caf::error retry_options::validate() const {
     return bad("jitter", "must be between 0.0 and 1.0");
   if (attempt_timeout && *attempt_timeout <= caf::timespan::zero())
     return bad("attempt_timeout", "must be greater than zero");
+  return dead_set.validate();
+}
+
+caf::error dead_set_options::validate() const {
+  if (max_jobs > max_dead_jobs)
+    return bad("dead_set.max_jobs", "must be at most 10000000 (0 = off)");
+  if (max_age < caf::timespan::zero())
+    return bad("dead_set.max_age", "must not be negative (0 = off)");
   return caf::none;
 }
 

@@ -274,6 +274,12 @@ queue_core::reply queue_core::note(uint64_t operation,
   return answer(counts(fx_.now()), answer_type::change, true);
 }
 
+queue_core::reply queue_core::forget(uint64_t operation) {
+  if (auto err = store_->forget_failed(operation))
+    return refuse(std::move(err));
+  return answer(counts(fx_.now()), answer_type::change, true);
+}
+
 queue_core::reply queue_core::find_key(std::string& key, caf::timespan window) {
   auto found = store_->find_key(key, fx_.now(), window);
   return answer(caf::make_message(queue_msg::key_found_v, found.value_or(0)),
@@ -361,6 +367,9 @@ caf::message_handler queue_core::handlers() {
     },
     [&core](queue_msg::note_atom, uint64_t operation, attempt_failure& x) {
       return core.note(operation, x);
+    },
+    [&core](queue_msg::forget_atom, uint64_t operation) {
+      return core.forget(operation);
     },
     [&core](queue_msg::find_key_atom, std::string& key, caf::timespan window) {
       return core.find_key(key, window);

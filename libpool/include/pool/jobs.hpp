@@ -3,7 +3,9 @@
 // The jobs view: a pool's accepted operations by state, a page at a time
 // (`(list_jobs, job_filter)` -> `job_page`, docs/protocol.md; the HTTP
 // endpoint's `GET /api/pools/<name>/jobs`). Read from the shepherd's own
-// operation table: bounded work per request whatever the pool holds.
+// operation table and dead set: bounded work per request whatever the pool
+// holds. The failed ones (the dead set) can be retried or discarded
+// (`(retry_jobs, job_filter)`, `(disc_jobs, job_filter)` -> `jobs_acted`).
 
 #include <cstdint>
 #include <optional>
@@ -12,6 +14,7 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+#include <caf/fwd.hpp>
 #include <caf/timespan.hpp>
 
 namespace pool {
@@ -26,9 +29,12 @@ enum class job_state : uint8_t {
   delayed,
   /// Waiting for its next attempt after a failed one.
   retrying,
+  /// Failed for good, kept in the dead set for a retry or a discard
+  /// (`pool_options::dead_set`).
+  failed,
 };
 
-/// `running`, `waiting`, `delayed`, `retrying`.
+/// `running`, `waiting`, `delayed`, `retrying`, `failed`.
 std::string to_string(job_state x);
 
 /// The state named `name` (as `to_string` writes it); none for another.
@@ -54,6 +60,15 @@ struct job_filter {
   bool payloads = true;
 };
 
+/// One failed attempt of a job, as an operator reads it.
+struct job_attempt {
+  uint32_t attempt = 1;
+  /// When it failed, counted from the submit.
+  caf::timespan after_submit{0};
+  /// Why (`describe`).
+  std::string error;
+};
+
 /// One operation of a page.
 struct job_info {
   uint64_t id = 0;
@@ -68,7 +83,7 @@ struct job_info {
   caf::timespan age{0};
   /// Running: since its attempt was handed out. Waiting or retrying (due):
   /// since it became due. Delayed (or a retry not due yet): until it is
-  /// due, negative.
+  /// due, negative. Failed: since it failed for good.
   caf::timespan since{0};
   /// Running: the worker holding it (`worker 3`); empty otherwise.
   std::string holder;
@@ -76,6 +91,8 @@ struct job_info {
   std::string payload;
   /// Why its last attempt failed (`describe`); empty if none did.
   std::string last_error;
+  /// Retrying and failed: every failed attempt, oldest first.
+  std::vector<job_attempt> history;
 };
 
 /// One page of the jobs view.
@@ -100,10 +117,52 @@ constexpr uint64_t job_scan_budget = 100'000;
 using list_jobs_atom = caf::atom_constant<caf::atom("list_jobs")>;
 constexpr list_jobs_atom list_jobs_v{};
 
+/// What `(retry_jobs, job_filter)` or `(disc_jobs, job_filter)` did.
+struct jobs_acted {
+  /// The failed jobs acted on, in id order: they left the dead set.
+  std::vector<uint64_t> ids;
+  /// A retry: the new operation of each, in the same order; 0 where it
+  /// was accepted but has no id yet (parked until there is room, or its
+  /// unique key being looked up in the store).
+  std::vector<uint64_t> new_ids;
+  /// Matched but left in the dead set: a retry the queue had no room for.
+  uint64_t kept = 0;
+  /// What happened, for an operator: who waits for the outcome, why some
+  /// were kept.
+  std::string note;
+};
+
+/// `(retry_jobs, job_filter)`: every failed job matching the filter (its
+/// `state` empty or `failed`; `after` and `limit` ignored: all of them) is
+/// submitted again as a new operation with the same input, key and
+/// settings, through the pool's admission (capacity, unique keys), and
+/// leaves the dead set. Replies `jobs_acted`, or `invalid_option` for a
+/// bad filter, `closed` while draining.
+using retry_jobs_atom = caf::atom_constant<caf::atom("retry_jobs")>;
+constexpr retry_jobs_atom retry_jobs_v{};
+
+/// `(disc_jobs, job_filter)`: every failed job matching the filter leaves
+/// the dead set (and a durable store) for good. Replies `jobs_acted`.
+using discard_jobs_atom = caf::atom_constant<caf::atom("disc_jobs")>;
+constexpr discard_jobs_atom discard_jobs_v{};
+
+struct attempt_failure;
+
+/// An attempt history as a page shows it.
+std::vector<job_attempt> job_history(const std::vector<attempt_failure>& xs);
+
+/// An input as a page shows it: its text, cut at 200 characters.
+std::string job_payload_text(const caf::message& payload);
+
 /// What is wrong with `x`; empty when nothing.
 std::string check(const job_filter& x);
+
+/// What is wrong with `x` as the filter of a retry or a discard (which act
+/// on failed jobs only); empty when nothing.
+std::string check_dead(const job_filter& x);
 
 } // namespace pool
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(pool::job_filter)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(pool::job_page)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(pool::jobs_acted)

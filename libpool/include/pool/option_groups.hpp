@@ -80,7 +80,26 @@ struct sizing_options {
   caf::error validate() const;
 };
 
-/// Retries: attempts, backoff with jitter, and the attempt timeout.
+/// The dead set: operations that failed for good, kept with their inputs
+/// and attempt histories for an operator to retry or discard (the jobs
+/// view's `failed` state, docs/operations.md "The dead set"). In memory for
+/// the memory store; SQLite and PostgreSQL keep them in the store and a
+/// restarted pool lists them again.
+struct dead_set_options {
+  /// At most this many (the oldest failure goes first); 0: none kept.
+  size_t max_jobs = 10'000;
+  /// None that failed longer ago than this; 0: none kept.
+  caf::timespan max_age = std::chrono::hours(24 * 7);
+
+  caf::error validate() const;
+};
+
+/// The most jobs a dead set may keep: a bound against typos (each keeps
+/// its input and history in the shepherd's memory).
+constexpr size_t max_dead_jobs = 10'000'000;
+
+/// Retries: attempts, backoff with jitter, and the attempt timeout; what
+/// is kept of an operation that failed for good.
 struct retry_options {
   uint32_t max_attempts = 1;
   caf::timespan backoff_initial = std::chrono::milliseconds(100);
@@ -89,6 +108,7 @@ struct retry_options {
   double jitter = 0.2;
   std::optional<uint64_t> seed;
   std::optional<caf::timespan> attempt_timeout;
+  dead_set_options dead_set;
 
   caf::error validate() const;
 };

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -10,9 +9,7 @@
 #include <caf/error.hpp>
 #include <caf/timespan.hpp>
 
-#include "pool/dispatch_tuning.hpp"
 #include "pool/key_limits.hpp"
-#include "pool/log.hpp"
 #include "pool/option_groups.hpp"
 
 namespace pool {
@@ -460,6 +457,17 @@ public:
 
   const std::optional<caf::timespan>& retention() const noexcept {
     return durability_.retention;
+  }
+
+  /// The dead set: operations that failed for good, kept for retry or
+  /// discard (`dead_set_options`). Default: 10,000 jobs, 7 days.
+  pool_options& dead_set(dead_set_options x) {
+    retry_.dead_set = x;
+    return *this;
+  }
+
+  const dead_set_options& dead_set() const noexcept {
+    return retry_.dead_set;
   }
 
   /// Where the pool's log lines go. Default: `default_log_hook()` (spdlog's

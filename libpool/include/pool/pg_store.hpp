@@ -161,6 +161,14 @@ public:
   caf::error finish(uint64_t operation, const caf::error& failure,
                     time_point now) override;
 
+  /// Over the whole queue (every store's failures), newest first
+  /// (pg_dead.cpp).
+  std::vector<failed_operation> failed_operations(size_t limit,
+                                                  caf::timespan max_age,
+                                                  time_point now) override;
+
+  caf::error forget_failed(uint64_t operation) override;
+
   std::optional<operation_record> lookup(uint64_t operation) override;
 
   uint64_t last_operation_id() override;

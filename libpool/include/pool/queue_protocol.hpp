@@ -35,6 +35,10 @@ using finish_atom = caf::atom_constant<caf::atom("q_finish")>;
 /// `(q_note, uint64_t operation, attempt_failure)`: adds to the stored
 /// history; replies `queue_counts`.
 using note_atom = caf::atom_constant<caf::atom("q_note")>;
+/// `(q_forget, uint64_t operation)`: forgets an operation that failed for
+/// good (an operator retried or discarded it from the dead set: durable
+/// stores delete it with its history); replies `queue_counts`.
+using forget_atom = caf::atom_constant<caf::atom("q_forget")>;
 /// `(q_findkey, std::string key, timespan window)`: replies
 /// `(q_keyfound, uint64_t operation)`, 0 for none.
 using find_key_atom = caf::atom_constant<caf::atom("q_findkey")>;
@@ -67,6 +71,7 @@ constexpr count_atom count_v{};
 constexpr remove_atom remove_v{};
 constexpr finish_atom finish_v{};
 constexpr note_atom note_v{};
+constexpr forget_atom forget_v{};
 constexpr find_key_atom find_key_v{};
 constexpr key_found_atom key_found_v{};
 constexpr record_atom record_v{};

@@ -244,6 +244,14 @@ public:
 
   std::vector<operation_record> unfinished() override;
 
+  /// Reads the failed rows newest first, skipping those whose error is not
+  /// `operation_failed` (cancelled, drain deadline).
+  std::vector<failed_operation> failed_operations(size_t limit,
+                                                  caf::timespan max_age,
+                                                  time_point now) override;
+
+  caf::error forget_failed(uint64_t operation) override;
+
   uint64_t last_operation_id() override;
 
   /// A tenth of the retention, within [1 s, 10 min]; `nullopt` without

@@ -33,6 +33,14 @@ struct store_notifications {
   bool missed = false;
 };
 
+/// An operation that failed for good as a durable store keeps it
+/// (`work_store::failed_operations`): for the dead set of a restarted pool.
+struct failed_operation {
+  operation_record record;
+  /// How long ago it failed.
+  caf::timespan ago{0};
+};
+
 /// The storage behind a queue actor. A store lives outside the queue actor
 /// (shared through `std::shared_ptr`) so that a crashed queue actor can be
 /// respawned over the same store without losing accepted work.
@@ -206,6 +214,24 @@ public:
   virtual caf::error finish(uint64_t /* operation */,
                             const caf::error& /* failure */,
                             time_point /* now */) {
+    return caf::none;
+  }
+
+  /// The newest operations that failed for good (`pool_errc::
+  /// operation_failed`, not cancelled) within `max_age` before `now`, at
+  /// most `limit`, newest first, with payload, history, key and options:
+  /// the dead set a restarted pool lists again. Called before the queue
+  /// actor touches the store. May block on I/O. Default: none.
+  virtual std::vector<failed_operation>
+  failed_operations(size_t /* limit */, caf::timespan /* max_age */,
+                    time_point /* now */) {
+    return {};
+  }
+
+  /// Deletes `operation`, which failed for good, with its attempt history
+  /// (an operator retried or discarded it); nothing for any other state.
+  /// A change: durable with the next `commit()`. Default: ignored.
+  virtual caf::error forget_failed(uint64_t /* operation */) {
     return caf::none;
   }
 

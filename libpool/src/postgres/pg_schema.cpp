@@ -248,6 +248,18 @@ constexpr const char* statement_sql[] = {
     "SELECT nextval('{s}.id_blocks')",
     // server_time.
     "SELECT {now}",
+    // select_failed: $1 queue, $2 finished since, $3 limit. The dead set of
+    // a restarted pool, newest failures first.
+    "SELECT id, payload, key, options, error, finished FROM {s}.operations "
+    "WHERE queue = $1 AND state = 3 AND finished >= $2 ORDER BY finished "
+    "DESC, id DESC LIMIT $3",
+    // select_failed_history: as select_failed; their attempt histories.
+    "SELECT f.operation, f.attempt, f.after_submit, f.reason FROM "
+    "{s}.failures f JOIN (SELECT id FROM {s}.operations WHERE queue = $1 AND "
+    "state = 3 AND finished >= $2 ORDER BY finished DESC, id DESC LIMIT $3) "
+    "o ON o.id = f.operation ORDER BY f.operation, f.n",
+    // forget_failed: $1 id (its failures go with it: ON DELETE CASCADE).
+    "DELETE FROM {s}.operations WHERE id = $1 AND state = 3",
 };
 
 static_assert(std::size(statement_sql) == static_cast<size_t>(pg_sql::count));

@@ -49,6 +49,9 @@ enum class pg_sql {
   notify,
   next_block,
   server_time,
+  select_failed,
+  select_failed_history,
+  forget_failed,
   count, // number of statements, not a statement
 };
 

@@ -35,10 +35,10 @@ shepherd_core::shepherd_core(pool_options opts, bool durable,
       adm_(opts_.capacity(), opts_.max_parked()),
       sup_(opts_.max_restarts(), opts_.restart_window(), opts_.max_attempts(),
            make_backoff(opts_)),
-      mon_(opts_, fx_),
-      gate_(opts_.rate_limit()),
-      disp_(tuning_for(opts_), opts_.attempt_timeout(), durable, roster_, table_,
-            link_, mon_, fx_, *this, gate_, opts_.key_flow()) {
+      mon_(opts_, fx_), gate_(opts_.rate_limit()),
+      disp_(tuning_for(opts_), opts_.attempt_timeout(), durable, roster_,
+            table_, link_, mon_, fx_, *this, gate_, opts_.key_flow()),
+      dead_(opts_.dead_set().max_jobs, opts_.dead_set().max_age) {
   roster_.set_configured(opts_.workers());
   watch_callers_ = opts_.skip_orphaned();
 }
@@ -71,6 +71,7 @@ void shepherd_core::adopt(work_store& store) {
   if (n > 0)
     fx_.log(log_level::info, "resuming " + std::to_string(n) +
                                  " unfinished operations from the store");
+  adopt_dead(store);
 }
 
 void shepherd_core::start() {

@@ -19,13 +19,6 @@ job_state state_of(const operation& op, const operation_extras* extras,
   return op.stamp > now ? job_state::delayed : job_state::waiting;
 }
 
-std::string text_of(const caf::message& payload) {
-  auto text = caf::to_string(payload);
-  if (text.size() > 200)
-    text = text.substr(0, 200) + "...";
-  return text;
-}
-
 } // namespace
 
 caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
@@ -33,7 +26,17 @@ caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
     return caf::make_error(pool_errc::invalid_option, std::string{"jobs"},
                            std::move(why));
   job_page page;
-  page.total = table_.size();
+  page.total = table_.size() + dead_.size();
+  auto failed_only = filter.state == job_state::failed;
+  if (!failed_only)
+    list_table(filter, page);
+  // The dead set's jobs, merged in by id (none in the table).
+  if (!filter.state || failed_only)
+    list_dead(filter, page);
+  return page;
+}
+
+void shepherd_core::list_table(const job_filter& filter, job_page& page) {
   auto t = now();
   auto after = filter.after;
   if (filter.id != 0) // a search by id: that one only
@@ -70,9 +73,10 @@ caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
       x.concurrency_key = extras->concurrency_key;
       if (!extras->history.empty())
         x.last_error = describe(extras->history.back().reason);
+      x.history = job_history(extras->history);
     }
     if (filter.payloads)
-      x.payload = text_of(op.payload);
+      x.payload = job_payload_text(op.payload);
     page.jobs.push_back(std::move(x));
     return page.jobs.size() < filter.limit;
   });
@@ -82,7 +86,6 @@ caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
                        || page.scanned == job_scan_budget;
   if (stopped_early && filter.id == 0 && last < table_.next_id() - 1)
     page.next_after = last;
-  return page;
 }
 
 } // namespace pool

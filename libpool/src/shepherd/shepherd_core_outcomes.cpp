@@ -194,6 +194,8 @@ void shepherd_core::attempt_failed(const attempt_id& id, caf::error reason) {
     disp_.requeue(attempt_id{id.operation, id.attempt + 1}, *due);
     return;
   }
+  if (dead_.enabled())
+    keep_dead(id.operation, *op, history);
   fail(id.operation, caf::make_error(pool_errc::operation_failed, id.operation,
                                      std::move(history)));
 }

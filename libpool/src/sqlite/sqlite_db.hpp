@@ -42,6 +42,9 @@ enum class sql : size_t {
   save_last_id,
   prune_failures,
   prune_operations,
+  select_failed,
+  forget_failures,
+  forget_operation,
   count, // number of statements, not a statement
 };
 

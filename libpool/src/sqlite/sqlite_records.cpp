@@ -181,6 +181,62 @@ std::optional<operation_record> sqlite_store::lookup_impl(uint64_t operation) {
   return result;
 }
 
+std::vector<failed_operation>
+sqlite_store::failed_operations(size_t limit, caf::timespan max_age,
+                                time_point now) {
+  std::vector<failed_operation> result;
+  try {
+    if (group_->broken() || limit == 0)
+      return result;
+    auto wall_now = detail::to_wall(now, wall_offset_);
+    auto& db = *db_;
+    if (db.bind(sql::select_failed, {wall_now - max_age.count()},
+                "listing failed operations"))
+      return result;
+    auto stmt = db.statement(sql::select_failed);
+    while (result.size() < limit && sqlite3_step(stmt) == SQLITE_ROW) {
+      failed_operation x;
+      auto& rec = x.record;
+      rec.id = static_cast<uint64_t>(sqlite3_column_int64(stmt, 0));
+      rec.state = operation_state::failed;
+      rec.key = detail::column_text(stmt, 2);
+      // A row that does not load is left out (it stays for `lookup`).
+      auto ok = !detail::load_column(sys_, stmt, 1, rec.payload);
+      if (ok && sqlite3_column_type(stmt, 3) != SQLITE_NULL)
+        ok = !detail::load_column(sys_, stmt, 3, rec.options);
+      if (ok && sqlite3_column_type(stmt, 4) != SQLITE_NULL)
+        ok = !detail::load_column(sys_, stmt, 4, rec.error);
+      if (!ok || !is(rec.error, pool_errc::operation_failed))
+        continue;
+      x.ago = caf::timespan{wall_now - sqlite3_column_int64(stmt, 5)};
+      result.push_back(std::move(x));
+    }
+    db.reset(sql::select_failed);
+    for (auto& x : result)
+      if (load_history(x.record.id, x.record.history))
+        x.record.history.clear();
+    return result;
+  } catch (...) {
+    static_cast<void>(on_exception());
+    return {};
+  }
+}
+
+caf::error sqlite_store::forget_failed(uint64_t operation) {
+  try {
+    if (auto& broken = group_->broken())
+      return broken;
+    auto what = fmt::format("forgetting the failed op#{}", operation);
+    if (auto err = group_->write(
+            change{sql::forget_failures, {as_int64(operation)}, 0}, what))
+      return err;
+    return group_->write(
+        change{sql::forget_operation, {as_int64(operation)}, 0}, what);
+  } catch (...) {
+    return on_exception();
+  }
+}
+
 std::vector<operation_record> sqlite_store::unfinished() {
   try {
     return unfinished_;

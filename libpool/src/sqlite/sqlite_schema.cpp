@@ -97,6 +97,12 @@ constexpr const char* statement_sql[] = {
     "DELETE FROM operations WHERE id IN (SELECT id FROM operations "
     "WHERE state >= 2 AND (finished < ?1 OR finished IS NULL) "
     "ORDER BY finished, id LIMIT ?2)",
+    // The dead set of a restarted pool: newest failures first.
+    "SELECT id, payload, key, options, error, finished FROM operations "
+    "WHERE state = 3 AND finished >= ?1 ORDER BY finished DESC, id DESC",
+    "DELETE FROM failures WHERE operation = ?1 AND EXISTS (SELECT 1 FROM "
+    "operations WHERE id = ?1 AND state = 3)",
+    "DELETE FROM operations WHERE id = ?1 AND state = 3",
 };
 
 static_assert(std::size(statement_sql) == static_cast<size_t>(sql::count));

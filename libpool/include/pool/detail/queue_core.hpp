@@ -126,6 +126,10 @@ public:
   /// `(q_note, op, failure)` -> `queue_counts`.
   reply note(uint64_t operation, attempt_failure& failure);
 
+  /// `(q_forget, op)`: deletes an operation that failed for good (the
+  /// dead set retried or discarded it) -> `queue_counts`.
+  reply forget(uint64_t operation);
+
   /// `(q_findkey, key, window)` -> `(q_keyfound, op or 0)`.
   reply find_key(std::string& key, caf::timespan window);
 

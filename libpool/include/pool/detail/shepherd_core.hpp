@@ -15,21 +15,22 @@
 #include <caf/response_promise.hpp>
 
 #include "pool/detail/admission.hpp"
+#include "pool/detail/dead_set.hpp"
 #include "pool/detail/dispatcher.hpp"
-#include "pool/jobs.hpp"
-#include "pool/errors.hpp"
-#include "pool/flow_gate.hpp"
 #include "pool/detail/idle_waits.hpp"
 #include "pool/detail/monitors.hpp"
-#include "pool/operation_record.hpp"
 #include "pool/detail/operation_table.hpp"
-#include "pool/options.hpp"
 #include "pool/detail/queue_link.hpp"
 #include "pool/detail/shepherd_effects.hpp"
-#include "pool/stats.hpp"
 #include "pool/detail/supervision.hpp"
-#include "pool/work_store.hpp"
 #include "pool/detail/worker_roster.hpp"
+#include "pool/errors.hpp"
+#include "pool/flow_gate.hpp"
+#include "pool/jobs.hpp"
+#include "pool/operation_record.hpp"
+#include "pool/options.hpp"
+#include "pool/stats.hpp"
+#include "pool/work_store.hpp"
 
 namespace pool {
 
@@ -86,6 +87,20 @@ public:
   /// A page of the jobs view (`list_jobs`): operations by state, in id
   /// order, looking at most at `job_scan_budget` of them.
   caf::expected<job_page> jobs(const job_filter& filter);
+
+  /// `(retry_jobs, filter)`: the failed jobs matching `filter` go through
+  /// `submit` again as new operations and leave the dead set
+  /// (shepherd_core_dead.cpp).
+  caf::expected<jobs_acted> retry_dead(const job_filter& filter);
+
+  /// `(disc_jobs, filter)`: the failed jobs matching `filter` leave the
+  /// dead set (and a durable store) for good.
+  caf::expected<jobs_acted> discard_dead(const job_filter& filter);
+
+  /// The dead set (for tests: its size stays within its bound).
+  const dead_set& dead() const noexcept {
+    return dead_;
+  }
 
   /// The snapshot with histogram counters (`(pool_metrics)`).
   pool_metrics metrics();
@@ -269,6 +284,25 @@ private:
   /// Restarts exceeded the intensity: the shepherd quits.
   void give_up(const caf::error& last_cause);
 
+  // -- the dead set (shepherd_core_dead.cpp) ----------------------------------
+
+  /// Operation `id` fails for good: it joins the dead set (when kept).
+  void keep_dead(uint64_t id, const operation& op,
+                 const std::vector<attempt_failure>& history);
+
+  /// The failed jobs a durable store kept from an earlier run.
+  void adopt_dead(work_store& store);
+
+  /// The ids of the failed jobs matching `filter`, in id order.
+  std::vector<uint64_t> dead_matching(const job_filter& filter);
+
+  /// The table's part of a page of the jobs view (shepherd_core_jobs.cpp).
+  void list_table(const job_filter& filter, job_page& page);
+
+  /// The dead set's part of a page: its matching jobs up to where the
+  /// table's part ended, merged into `page` in id order.
+  void list_dead(const job_filter& filter, job_page& page);
+
   // -- outcomes (shepherd_core_outcomes.cpp) ----------------------------------
 
   void return_unstarted(const std::vector<attempt_id>& held, size_t from);
@@ -334,6 +368,8 @@ private:
   flow_gate gate_;
   idle_waits waits_;
   dispatcher disp_;
+  /// Operations that failed for good (empty and untouched when none did).
+  dead_set dead_;
   /// Pending operations whose caller waits for a response.
   size_t promised_ = 0;
   std::vector<caf::response_promise> resize_promises_;

@@ -1,0 +1,215 @@
+// The dead set: operations that failed for good, kept for an operator to
+// retry (through `submit`, as a new operation) or discard; their part of
+// the jobs view. Nothing here runs for an operation that succeeds.
+#include "pool/detail/shepherd_core.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <caf/make_message.hpp>
+
+#include "pool/queue_protocol.hpp"
+
+namespace pool {
+
+namespace {
+
+bool matches(const dead_job& x, const job_filter& filter) {
+  if (filter.id != 0 && x.id != filter.id)
+    return false;
+  if (filter.priority && x.policy.priority != *filter.priority)
+    return false;
+  return filter.key.empty() || x.key == filter.key ||
+         x.concurrency_key == filter.key;
+}
+
+job_info info_of(const dead_job& x, caf::actor_clock::time_point now,
+                 bool payloads) {
+  job_info result;
+  result.id = x.id;
+  result.state = job_state::failed;
+  result.attempt = x.history.empty() ? 1 : x.history.back().attempt;
+  result.priority = x.policy.priority;
+  result.key = x.key;
+  result.concurrency_key = x.concurrency_key;
+  result.age = now - x.submitted_at;
+  result.since = now - x.failed_at;
+  if (payloads)
+    result.payload = job_payload_text(x.payload);
+  if (!x.history.empty())
+    result.last_error = describe(x.history.back().reason);
+  result.history = job_history(x.history);
+  return result;
+}
+
+caf::error bad_filter(const char* what, std::string why) {
+  return caf::make_error(pool_errc::invalid_option, std::string{what},
+                         std::move(why));
+}
+
+} // namespace
+
+void shepherd_core::keep_dead(uint64_t id, const operation& op,
+                              const std::vector<attempt_failure>& history) {
+  auto t = now();
+  dead_job x;
+  x.id = id;
+  x.payload = op.payload;
+  x.history = history;
+  x.policy = table_.policy(id, op);
+  if (auto extras = table_.find_extras(id)) {
+    x.key = extras->key;
+    x.concurrency_key = extras->concurrency_key;
+  }
+  x.submitted_at = op.submitted_at;
+  x.failed_at = t;
+  dead_.add(std::move(x), t);
+}
+
+void shepherd_core::adopt_dead(work_store& store) {
+  if (!dead_.enabled())
+    return;
+  auto t = now();
+  auto kept = store.failed_operations(dead_.max_jobs(), dead_.max_age(), t);
+  for (auto& x : kept) {
+    auto& rec = x.record;
+    dead_job job;
+    job.id = rec.id;
+    job.payload = std::move(rec.payload);
+    job.key = std::move(rec.key);
+    job.concurrency_key = rec.options.concurrency_key();
+    job.policy = policy_of(rec.options);
+    job.failed_at = t - x.ago;
+    job.submitted_at = job.failed_at;
+    if (!rec.history.empty())
+      job.submitted_at -= rec.history.back().after_submit;
+    job.history = std::move(rec.history);
+    dead_.add(std::move(job), t);
+  }
+  if (!kept.empty())
+    fx_.log(log_level::info,
+            "listing " + std::to_string(dead_.size()) +
+                " operations that failed for good from the store (dead set)");
+}
+
+std::vector<uint64_t> shepherd_core::dead_matching(const job_filter& filter) {
+  dead_.expire(now());
+  std::vector<uint64_t> result;
+  auto after = filter.id != 0 ? filter.id - 1 : 0;
+  dead_.scan(after, std::numeric_limits<uint64_t>::max(),
+             [&](const dead_job& x) {
+               if (matches(x, filter))
+                 result.push_back(x.id);
+               return filter.id == 0;
+             });
+  return result;
+}
+
+void shepherd_core::list_dead(const job_filter& filter, job_page& page) {
+  auto t = now();
+  dead_.expire(t);
+  page.total = table_.size() + dead_.size();
+  // The table's part covers its ids up to `bound`; so must this one.
+  auto bound = page.next_after != 0 ? page.next_after
+                                    : std::numeric_limits<uint64_t>::max();
+  auto after = filter.after;
+  if (filter.id != 0)
+    after = std::max(after, filter.id - 1);
+  std::vector<job_info> found;
+  uint64_t last = 0;
+  auto scanned = dead_.scan(after, job_scan_budget, [&](const dead_job& x) {
+    if (x.id > bound || (filter.id != 0 && x.id != filter.id))
+      return false;
+    last = x.id;
+    if (matches(x, filter))
+      found.push_back(info_of(x, t, filter.payloads));
+    return found.size() < filter.limit;
+  });
+  page.scanned += scanned;
+  if (found.empty() && scanned < job_scan_budget)
+    return;
+  // Stopped early: what lies beyond `last` waits for the next page.
+  if ((found.size() == filter.limit || scanned == job_scan_budget) &&
+      filter.id == 0 && last < dead_.last_id())
+    bound = std::min(bound, last);
+  auto& jobs = page.jobs;
+  jobs.erase(std::remove_if(jobs.begin(), jobs.end(),
+                            [&](const job_info& x) { return x.id > bound; }),
+             jobs.end());
+  auto middle = static_cast<ptrdiff_t>(jobs.size());
+  jobs.insert(jobs.end(), std::make_move_iterator(found.begin()),
+              std::make_move_iterator(found.end()));
+  std::inplace_merge(
+      jobs.begin(), jobs.begin() + middle, jobs.end(),
+      [](const job_info& x, const job_info& y) { return x.id < y.id; });
+  if (jobs.size() > filter.limit) {
+    jobs.resize(filter.limit);
+    bound = jobs.back().id;
+  }
+  page.next_after =
+      bound != std::numeric_limits<uint64_t>::max() ? bound : uint64_t{0};
+}
+
+caf::expected<jobs_acted> shepherd_core::retry_dead(const job_filter& filter) {
+  if (auto why = check(filter) + check_dead(filter); !why.empty())
+    return bad_filter("retry_jobs", std::move(why));
+  if (draining())
+    return caf::make_error(pool_errc::closed,
+                           std::string{"the pool is draining"});
+  jobs_acted result;
+  auto ids = dead_matching(filter);
+  for (auto id : ids) {
+    // A retry the queue has no room for stays (and so do those after it).
+    if (adm_.check(table_.waiting()) == admission_verdict::reject) {
+      result.kept = ids.size() - result.ids.size();
+      break;
+    }
+    auto job = dead_.take(id);
+    if (durable_) // (before the retry's key is looked up in the store)
+      record(caf::make_message(queue_msg::forget_v, id), false);
+    submission sub;
+    sub.payload = std::move(job->payload);
+    sub.policy = job->policy;
+    sub.key = job->key;
+    // The failed operation's own key does not count against its retry.
+    sub.window = caf::timespan{0};
+    sub.concurrency_key = job->concurrency_key;
+    auto next = table_.next_id();
+    submit(std::move(sub));
+    auto new_id = table_.next_id() != next ? next : uint64_t{0};
+    if (new_id == 0 && !job->key.empty())
+      new_id = table_.find_key(job->key); // an operation with its key runs
+    result.ids.push_back(id);
+    result.new_ids.push_back(new_id);
+  }
+  result.note =
+      "retried " + std::to_string(result.ids.size()) + " as new operations";
+  if (!result.ids.empty())
+    result.note += "; their callers were told of the failure when it "
+                   "happened and wait no more: nobody waits for the new "
+                   "operations (follow them in the jobs view or with "
+                   "op_status)";
+  if (result.kept > 0)
+    result.note += "; " + std::to_string(result.kept) +
+                   " stay in the dead set: the queue is full (capacity " +
+                   std::to_string(adm_.capacity().value_or(0)) +
+                   "), retry them later";
+  return result;
+}
+
+caf::expected<jobs_acted>
+shepherd_core::discard_dead(const job_filter& filter) {
+  if (auto why = check(filter) + check_dead(filter); !why.empty())
+    return bad_filter("discard_jobs", std::move(why));
+  jobs_acted result;
+  for (auto id : dead_matching(filter)) {
+    dead_.take(id);
+    if (durable_)
+      record(caf::make_message(queue_msg::forget_v, id), false);
+    result.ids.push_back(id);
+  }
+  result.note = "discarded " + std::to_string(result.ids.size());
+  return result;
+}
+
+} // namespace pool
