@@ -339,3 +339,72 @@ TEST_CASE("the page shows live figures that change" * doctest::timeout(180)) {
   ep->reset();
   caf::anon_send_exit(*p, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("at 1280 px the figures fit, an overload shows as a banner, and "
+          "the last state stays when the process goes away"
+          * doctest::timeout(180)) {
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  auto job = [](int x) -> int {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return x;
+  };
+  // One worker and a low overload threshold: 200 submits at once overload
+  // it, and the overload lasts well past its sustain time.
+  auto p = pool::spawn_pool(sys, job,
+                            pool::pool_options{}
+                                .workers(1)
+                                .overload_warning(20, 1s)
+                                .overload_sustain(50ms)
+                                .log(pool::silent_log_hook()));
+  REQUIRE(p);
+  pool::http_options opts;
+  opts.sample_interval = 200ms;
+  auto ep = pool::serve_http(sys, {{"busy", *p}}, opts);
+  REQUIRE(ep);
+  for (int x = 0; x < 200; ++x)
+    caf::anon_send(*p, pool::submit_atom_v, x);
+  auto profile = "chromium-profile-" + std::to_string(::getpid()) + "-fit";
+  {
+    driver d;
+    d.start(profile);
+    d.call("POST", "/url", json{{"url", (*ep)->url() + "/"}});
+    auto banner = [&] {
+      return d.script("const b = document.querySelector(\"[data-pool='busy'] "
+                      "[data-banner='overload']\"); return !!b && !b.hidden")
+          .get<bool>();
+    };
+    poll_page(banner);
+    REQUIRE(banner());
+    CHECK_NE(d.text("[data-pool='busy'] [data-banner='overload']")
+                 .find("operations waiting"),
+             std::string::npos);
+    // Every figure, label and heading fits its box: nothing cut off or
+    // running past its card.
+    auto overflowing =
+        d.script("const bad = [];"
+                 "for (const e of document.querySelectorAll('.card, .card h2, "
+                 ".grid b, .grid small'))"
+                 "  if (e.scrollWidth > e.clientWidth + 1)"
+                 "    bad.push((e.dataset.figure || e.className || e.tagName) "
+                 "+ ': ' + e.textContent.slice(0, 40));"
+                 "return bad.join(' | ');")
+            .get<std::string>();
+    CHECK_MESSAGE(overflowing.empty(), "past their boxes: " << overflowing);
+    CHECK_EQ(d.script("return window.innerWidth").get<int>(), 1280);
+    // The process's page goes away: the last figures stay, marked stale.
+    auto completed = d.text("[data-pool='busy'] [data-figure='completed']");
+    ep->reset();
+    auto stale = [&] {
+      return d.script("return document.body.classList.contains('stale')")
+          .get<bool>();
+    };
+    poll_page(stale);
+    CHECK(stale());
+    CHECK_NE(d.text("#conn").find("showing the last state"), std::string::npos);
+    CHECK_FALSE(d.text("[data-pool='busy'] [data-figure='completed']").empty());
+    CHECK_FALSE(completed.empty());
+  }
+  std::system(("rm -rf " + profile).c_str());
+  caf::anon_send_exit(*p, caf::exit_reason::user_shutdown);
+}

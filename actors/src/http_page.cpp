@@ -19,7 +19,11 @@ header { display: flex; gap: 1em; align-items: center; padding: .6em 1em; backgr
 header h1 { font-size: 1.1em; margin: 0; }
 header .grow { flex: 1; }
 #conn.bad { color: #ff8a80; }
-main { padding: 1em; display: grid; gap: 1em; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
+main { padding: 1em; display: grid; gap: 1em; grid-template-columns: repeat(auto-fill, minmax(min(560px, 100%), 1fr)); }
+body.stale main { opacity: .55; }
+.card { min-width: 0; }
+.banner { background: #fff3cd; border: 1px solid #f9a825; border-radius: 4px; padding: .3em .6em; margin: .3em 0 .6em; }
+.banner[hidden] { display: none; }
 .card { background: #fff; border-radius: 6px; padding: 1em; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
 .card h2 { margin: 0 0 .5em; font-size: 1.1em; display: flex; gap: .6em; align-items: baseline; }
 .card h2 .tag { font-size: .75em; padding: 0 .4em; border-radius: 3px; background: #c62828; color: #fff; }
@@ -27,8 +31,11 @@ main { padding: 1em; display: grid; gap: 1em; grid-template-columns: repeat(auto
 .bar { display: flex; height: 14px; border-radius: 3px; overflow: hidden; background: #e0e3e8; margin: .3em 0 .6em; }
 .bar span { display: block; height: 100%; }
 .busy-seg { background: #2e7d32; } .waiting-seg { background: #f9a825; } .sleeping-seg { background: #90a4ae; }
-.grid { display: grid; grid-template-columns: repeat(4, 1fr); gap: .2em 1em; }
-.grid div b { display: block; font-size: 1.15em; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.grid { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); grid-auto-flow: row dense; gap: .2em 1em; }
+.grid div { min-width: 0; }
+.grid div.wide { grid-column: span 2; }
+.grid div b { display: block; font-size: 1.15em; font-variant-numeric: tabular-nums; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.grid div small { display: block; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .grid div b.small { font-size: .95em; }
 .grid div small { color: #5b6475; }
 .sparks { display: grid; grid-template-columns: 1fr 1fr 1fr; gap: .6em; margin-top: .8em; }
@@ -81,8 +88,11 @@ function fmtDur(s) {
 function fmtNum(n) { return Number(n).toLocaleString('en-US', {maximumFractionDigits: 1}); }
 function figure(card, key, label, cls) {
   const b = el('b', {'data-figure': key, class: cls || ''}, ['–']);
-  card.grid.append(el('div', {}, [b, el('small', {}, [label])]));
+  const small = el('small', {}, [label]);
+  // Three figures in one (percentiles) take two columns.
+  card.grid.append(el('div', cls === 'small' ? {class: 'wide'} : {}, [b, small]));
   card.figures[key] = b;
+  card.labels[key] = small;
 }
 function spark(card, key, label, lines) {
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
@@ -110,11 +120,15 @@ function drawSpark(card, key, seriesList, fmt) {
 }
 function makeCard(name) {
   const root = el('section', {class: 'card', 'data-pool': name});
-  const card = {root, figures: {}, lines: {}};
+  const card = {root, figures: {}, labels: {}, lines: {}};
   card.alarm = el('span', {class: 'tag', hidden: ''}, ['backlog alarm']);
   card.down = el('span', {class: 'tag', hidden: ''}, ['terminated']);
   card.paused = el('span', {class: 'tag', 'data-tag': 'paused', hidden: ''}, ['paused']);
   root.append(el('h2', {}, [name, card.alarm, card.paused, card.down]));
+  // A sustained overload (the log's warning) as a banner, for two minutes
+  // after each warning (they repeat once per overload interval).
+  card.banner = el('div', {class: 'banner', 'data-banner': 'overload', hidden: ''});
+  root.append(card.banner);
   card.bar = el('div', {class: 'bar', title: 'busy / waiting / sleeping'});
   card.segs = ['busy', 'waiting', 'sleeping'].map(k => { const s = el('span', {class: k + '-seg'}); card.bar.append(s); return s; });
   root.append(card.bar);
@@ -205,12 +219,19 @@ function render(data) {
     f.oldest.textContent = fmtDur(p.oldest_due_age);
     f.throughput.textContent = fmtNum(w.throughput);
     f.completed.textContent = fmtNum(s.completed);
+    card.labels.completed.textContent = 'completed';
     if (s.expected_total) {
       const ended = s.completed + s.failed + s.cancelled;
       const left = Math.max(0, s.expected_total - ended);
       const eta = left === 0 ? 'done' : w.throughput > 0 ? 'ETA ' + fmtDur(left / w.throughput) : 'ETA ?';
-      f.completed.textContent += ` of ${fmtNum(s.expected_total)} · ${eta}`;
+      f.completed.textContent += ` of ${fmtNum(s.expected_total)}`;
+      card.labels.completed.textContent = `completed · ${eta}`;
     }
+    for (const b of Object.values(f)) b.title = b.textContent;
+    const over = p.events.find(x => x.kind === 'overload');
+    card.banner.hidden = !(over && Date.now() / 1000 - over.at < 120);
+    if (over) card.banner.textContent = `Overloaded: ${fmtNum(over.count)} operations waiting at ${time(over.at)}, `
+      + 'more than the overload threshold for longer than it may last. Add workers (resize), slow the submitters, or set a capacity.';
     f.failed.textContent = fmtNum(s.failed);
     f.retried.textContent = fmtNum(s.retried);
     f.wait.textContent = [w.wait.p50, w.wait.p95, w.wait.p99].map(fmtDur).join(' · ');
@@ -273,17 +294,38 @@ async function act(pool, action, body) {
     line.textContent = `${action} ${pool}: ${e}`;
   }
 }
+// The last state stays on the page when the process goes away, and comes
+// back (marked as not live) when the page is loaded again without it.
+let lastLive = null;
+function showStale(since) {
+  document.body.classList.add('stale');
+  for (const c of cards.values()) for (const b of c.buttons) b.disabled = true;
+  const conn = $('#conn');
+  conn.className = 'bad';
+  conn.textContent = `disconnected${since ? ' since ' + since : ''}: showing the last state, from `
+    + (lastLive ? new Date(lastLive).toLocaleTimeString() : '?');
+}
+try {
+  const kept = JSON.parse(localStorage.getItem('pool-last-state') || 'null');
+  if (kept && kept.data) { lastLive = kept.at; render(kept.data); showStale(''); }
+} catch (e) { /* no state kept */ }
+let downSince = null;
 async function refresh() {
   const conn = $('#conn');
   try {
     const r = await fetch('/api/stats', {cache: 'no-store'});
-    render(await r.json());
+    const data = await r.json();
+    render(data);
     for (const [name, card] of cards) refreshJobs(name, card);
+    lastLive = Date.now();
+    downSince = null;
+    try { localStorage.setItem('pool-last-state', JSON.stringify({at: lastLive, data})); } catch (e) { /* full */ }
+    document.body.classList.remove('stale');
     conn.textContent = 'live, updated ' + new Date().toLocaleTimeString();
     conn.className = '';
   } catch (e) {
-    conn.textContent = 'disconnected';
-    conn.className = 'bad';
+    downSince = downSince || new Date().toLocaleTimeString();
+    showStale(downSince);
   }
 }
 refresh();
