@@ -35,8 +35,29 @@
 
 namespace pool::detail {
 
+/// What `durable_store` (pool/detail/durable_store.hpp) does with its
+/// group, whatever the backend: see `group_commit` for each member.
+class group_commit_base {
+public:
+  virtual ~group_commit_base() = default;
+
+  virtual caf::error commit() = 0;
+
+  virtual void discard() = 0;
+
+  virtual void abort(const caf::error& cause) = 0;
+
+  virtual const std::vector<attempt_id>& lost() const noexcept = 0;
+
+  virtual const caf::error& broken() const noexcept = 0;
+
+  virtual void set_broken(caf::error err) = 0;
+
+  virtual const std::string& location() const noexcept = 0;
+};
+
 template <class Backend>
-class group_commit {
+class group_commit : public group_commit_base {
 public:
   using change = typename Backend::change;
 
@@ -123,7 +144,7 @@ public:
   }
 
   /// Ends the open group (see `work_store::commit`).
-  caf::error commit() {
+  caf::error commit() final {
     if (broken_) {
       // Nothing since the last commit can be stored any more.
       lost_ = std::move(dropped_);
@@ -160,7 +181,7 @@ public:
   }
 
   /// Drops every change since the last successful commit, then reloads.
-  void discard() {
+  void discard() final {
     rollback();
     changes_.clear();
     group_pushes_.clear();
@@ -174,7 +195,7 @@ public:
   }
 
   /// Rolls the open group back after `cause` and reloads.
-  void abort(const caf::error& cause) {
+  void abort(const caf::error& cause) final {
     // The database may have rolled back already (disk full, lost
     // connection); either way, nothing of the group is stored now.
     rollback();
@@ -195,7 +216,7 @@ public:
   }
 
   /// The pushes the last `commit()` reported lost.
-  const std::vector<attempt_id>& lost() const noexcept {
+  const std::vector<attempt_id>& lost() const noexcept final {
     return lost_;
   }
 
@@ -207,12 +228,17 @@ public:
 
   /// The error that stopped the store (its state could not be reloaded, a
   /// rollback failed); none while it can go on.
-  const caf::error& broken() const noexcept {
+  const caf::error& broken() const noexcept final {
     return broken_;
   }
 
-  void set_broken(caf::error err) {
+  void set_broken(caf::error err) final {
     broken_ = std::move(err);
+  }
+
+  /// The file or server, for errors.
+  const std::string& location() const noexcept final {
+    return db_.location();
   }
 
 private:

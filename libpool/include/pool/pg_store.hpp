@@ -15,6 +15,7 @@
 #include <caf/fwd.hpp>
 #include <caf/timespan.hpp>
 
+#include "pool/detail/durable_store.hpp"
 #include "pool/pg_options.hpp"
 #include "pool/work_store.hpp"
 
@@ -48,6 +49,9 @@ struct pg_change;
 /// - Unique keys: an unfinished operation's key is unique per queue (a
 ///   unique index), so `set_key` or `push` of a key that another store
 ///   took fails with `pool_errc::key_taken` carrying the other id.
+/// - Options (`set_options`) are stored with the operation's first push:
+///   its priority orders claims, and a shepherd that claims it runs it
+///   with its attempts and timeout.
 /// - `LISTEN/NOTIFY`: commits with new entries or outcomes notify the
 ///   queue's channel; a listener thread calls the `set_wakeup` callback,
 ///   and `poll_notifications` says what happened.
@@ -70,7 +74,7 @@ struct pg_change;
 /// Thread safety: as any `work_store`, used by one actor at a time, except
 /// for `set_wakeup`'s callback, which runs on the listener thread. Every
 /// member may block on the network. No exception escapes any member.
-class pg_store final : public work_store {
+class pg_store final : public detail::durable_store {
 public:
   /// Application name in the schema's `meta` table.
   static constexpr const char* application = "caf-pool";
@@ -123,10 +127,6 @@ public:
 
   size_t delayed(time_point now) override;
 
-  bool durable() const noexcept override {
-    return true;
-  }
-
   bool shared() const noexcept override {
     return true;
   }
@@ -135,15 +135,9 @@ public:
 
   void discard() override;
 
-  std::vector<attempt_id> lost_pushes() const override;
-
   std::vector<uint64_t> fenced() const override;
 
   caf::error set_key(uint64_t operation, std::string key) override;
-
-  /// Stored with the operation's first push: its priority orders claims,
-  /// and a shepherd that claims it runs it with its attempts and timeout.
-  caf::error set_options(uint64_t operation, job_options opts) override;
 
   /// Claims then sort every due entry of the queue by priority plus one
   /// level per `step` waited (none: by priority, using the index).
@@ -273,13 +267,10 @@ private:
   /// `lease_lost` for `operation`, saying `why`.
   caf::error lease_lost(uint64_t operation, const std::string& why) const;
 
-  caf::error on_exception() noexcept;
-
   int64_t to_server(time_point x) const noexcept;
 
   time_point from_server(int64_t x) const noexcept;
 
-  caf::actor_system& sys_;
   pg_options opts_;
   std::unique_ptr<detail::pg_conn> db_;
   /// Pushes and outcomes of the open group not sent yet (pg_batch.hpp).
@@ -287,7 +278,8 @@ private:
   std::unique_ptr<detail::pg_claim_size> claim_size_;
   /// When the entries in `claimed_` were claimed.
   time_point claimed_at_;
-  std::unique_ptr<detail::pg_group> group_;
+  /// Owned by `durable_store`.
+  detail::pg_group* group_ = nullptr;
   std::unique_ptr<detail::pg_listener> listener_;
   std::string conninfo_;
   std::string owner_;
@@ -301,10 +293,6 @@ private:
   std::unordered_map<uint64_t, held_attempt> held_;
   std::vector<claimed_entry> claimed_;
   queue_counts counts_;
-  /// Keys set for operations that have no row yet.
-  std::unordered_map<uint64_t, std::string> pending_keys_;
-  /// Options set for operations that have no row yet.
-  std::unordered_map<uint64_t, job_options> pending_options_;
   /// `set_priority_aging`.
   std::optional<caf::timespan> aging_;
   /// What the open group must notify at its commit.
@@ -312,8 +300,6 @@ private:
   std::vector<uint64_t> notify_finished_;
   /// What the last successful commit refused (see `fenced`).
   std::vector<uint64_t> fenced_;
-  /// The pushes the last failed commit gave up (see `lost_pushes`).
-  std::vector<attempt_id> lost_;
   /// Since when the server is out of reach (the first change it lost).
   std::optional<time_point> outage_since_;
   /// Keys whose `find_key` failed: a push with one is refused until a

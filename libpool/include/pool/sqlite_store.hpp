@@ -13,6 +13,7 @@
 #include <caf/fwd.hpp>
 #include <caf/timespan.hpp>
 
+#include "pool/detail/durable_store.hpp"
 #include "pool/options.hpp"
 #include "pool/store_factory.hpp"
 #include "pool/timed_queue.hpp"
@@ -141,7 +142,7 @@ private:
 /// Thread safety: as any `work_store`, used by one actor at a time. Every
 /// member may block on the file system (`commit()` for a sync).
 /// No exception escapes any member.
-class sqlite_store final : public work_store {
+class sqlite_store final : public detail::durable_store {
 public:
   /// Application string in the file's `meta` table and, as
   /// `PRAGMA application_id`, in its header.
@@ -210,23 +211,11 @@ public:
 
   size_t delayed(time_point now) override;
 
-  bool durable() const noexcept override {
-    return true;
-  }
-
   void set_priority_aging(std::optional<caf::timespan> step) override {
     queue_.set_aging(step);
   }
 
-  caf::error commit() override;
-
-  void discard() override;
-
-  std::vector<attempt_id> lost_pushes() const override;
-
   caf::error set_key(uint64_t operation, std::string key) override;
-
-  caf::error set_options(uint64_t operation, job_options opts) override;
 
   std::optional<uint64_t> find_key(const std::string& key, time_point now,
                                    caf::timespan window) override;
@@ -279,10 +268,6 @@ private:
   caf::error load_history(uint64_t operation,
                           std::vector<attempt_failure>& out);
 
-  /// Turns the exception being handled into an error and resynchronizes
-  /// the in-memory queue with the file.
-  caf::error on_exception() noexcept;
-
   /// Records the outcome of `operation`: `blob` is its serialized result
   /// (`done`) or error (`failed`).
   caf::error finish_impl(uint64_t operation, operation_state state,
@@ -290,12 +275,12 @@ private:
 
   std::optional<operation_record> lookup_impl(uint64_t operation);
 
-  caf::actor_system& sys_;
   std::string path_;
   /// Released last: no other store opens the file before this one closed.
   std::unique_ptr<detail::store_owner> owner_;
   std::unique_ptr<detail::sqlite_db> db_;
-  std::unique_ptr<detail::sqlite_group> group_;
+  /// Owned by `durable_store`.
+  detail::sqlite_group* group_ = nullptr;
   /// Wall clock minus actor clock, in nanoseconds, measured at open.
   int64_t wall_offset_ = 0;
   std::optional<caf::timespan> retention_;
@@ -306,10 +291,6 @@ private:
   std::unordered_map<uint64_t, size_t> queued_;
   uint64_t last_id_ = 0;
 
-  /// Keys set for operations that have no row yet.
-  std::unordered_map<uint64_t, std::string> pending_keys_;
-  /// Options for the next push of each operation (`set_options`).
-  std::unordered_map<uint64_t, job_options> pending_options_;
   std::vector<operation_record> unfinished_;
 };
 

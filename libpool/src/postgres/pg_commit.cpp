@@ -56,7 +56,7 @@ caf::error pg_store::write(pg_change c, const std::string& what) {
 caf::error pg_store::commit() {
   try {
     fenced_.clear();
-    lost_.clear();
+    given_up_.clear();
     if (handed_ > handed_written_) {
       // How far this store handed out its claims: an entry beyond that had
       // not started, should this process die (pg_leases.cpp).
@@ -145,13 +145,14 @@ caf::error pg_store::after_failed_commit(caf::error err) {
     if (batch_->given_up(c))
       continue;
     batch_->give_up(c.operation, attempt);
-    lost_.push_back(attempt_id{c.operation, static_cast<uint32_t>(attempt)});
+    given_up_.push_back(
+        attempt_id{c.operation, static_cast<uint32_t>(attempt)});
   }
   // Past the limit, the queue refuses whatever waits (a submit refused
   // because its key could not be checked, an outcome), pushes or not: a
   // placeholder (no operation has id 0) says that the store gave up.
-  if (lost_.empty() && outage_since_)
-    lost_.push_back(attempt_id{0, 0});
+  if (given_up_.empty() && outage_since_)
+    given_up_.push_back(attempt_id{0, 0});
   return err;
 }
 
@@ -170,19 +171,9 @@ caf::error pg_store::after_rollback() {
 }
 
 void pg_store::discard() {
-  try {
-    pending_keys_.clear();
-    pending_options_.clear();
-    notify_work_ = false;
-    notify_finished_.clear();
-    group_->discard();
-  } catch (...) {
-    static_cast<void>(on_exception());
-  }
-}
-
-std::vector<attempt_id> pg_store::lost_pushes() const {
-  return lost_;
+  notify_work_ = false;
+  notify_finished_.clear();
+  durable_store::discard();
 }
 
 std::vector<uint64_t> pg_store::fenced() const {

@@ -4,7 +4,6 @@
 // group commit. Outcomes, keys, leases and pruning are in pg_records.cpp.
 
 #include <algorithm>
-#include <exception>
 #include <tuple>
 #include <utility>
 
@@ -62,7 +61,8 @@ std::string host_name() {
 
 pg_store::pg_store(caf::actor_system& sys, std::string conninfo,
                    pg_options opts)
-    : sys_(sys), opts_(std::move(opts)), conninfo_(std::move(conninfo)) {
+    : durable_store(sys), opts_(std::move(opts)),
+      conninfo_(std::move(conninfo)) {
   // nop
 }
 
@@ -72,7 +72,7 @@ pg_store::~pg_store() {
   // store. Closing the connection discards an uncommitted group.
   release_all();
   listener_.reset();
-  group_.reset();
+  close_group();
   batch_.reset();
   db_.reset();
 }
@@ -89,12 +89,9 @@ pg_store::open(caf::actor_system& sys, std::string conninfo, pg_options opts) {
     if (auto err = result->init())
       return err;
     return result;
-  } catch (const std::exception& e) {
-    return caf::make_error(pool_errc::store_failed, std::string{"postgres"},
-                           std::string{"opening: "} + e.what());
   } catch (...) {
     return caf::make_error(pool_errc::store_failed, std::string{"postgres"},
-                           std::string{"opening: unknown exception"});
+                           "opening: " + exception_text());
   }
 }
 
@@ -140,8 +137,8 @@ caf::error pg_store::init() {
   connected_at_ = to_server(sys_.clock().now());
   batch_ = std::make_unique<detail::pg_batch>(opts_.schema());
   claim_size_ = std::make_unique<detail::pg_claim_size>(opts_.claim_batch());
-  group_ = std::make_unique<detail::pg_group>(
-      db, *batch_, [this] { return after_rollback(); });
+  group_ = own_group(std::make_unique<detail::pg_group>(
+      db, *batch_, [this] { return after_rollback(); }));
   // The listener reconnects first after an outage (within a second): its
   // connection takes the lock again and keeps this store's leases alive
   // until the store itself renews them.
@@ -180,31 +177,6 @@ pg_store::time_point pg_store::from_server(int64_t x) const noexcept {
   return detail::from_wall(x, clock_offset_);
 }
 
-caf::error pg_store::on_exception() noexcept {
-  try {
-    std::string what = "unknown exception";
-    try {
-      throw;
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-      // keep the default text
-    }
-    auto err = caf::make_error(pool_errc::store_failed, db_->target(),
-                               "unexpected exception: " + what);
-    try {
-      if (!group_->broken())
-        group_->abort(err);
-    } catch (...) {
-      group_->set_broken(err);
-    }
-    return err;
-  } catch (...) {
-    // Out of memory while reporting out of memory.
-    std::terminate();
-  }
-}
-
 caf::error pg_store::reconnect_if_idle() {
   if (group_->open() || db_->ok())
     return caf::none;
@@ -220,29 +192,22 @@ caf::error pg_store::lease_lost(uint64_t operation,
 
 caf::error pg_store::push(work_record x, time_point due, time_point now) {
   try {
-    if (auto& broken = group_->broken())
-      return broken;
-    auto what = "storing " + to_string(x.id);
-    std::vector<char> payload;
-    if (auto err = detail::save(sys_, x.payload, payload))
-      return caf::make_error(pool_errc::store_failed, db_->target(),
-                             fmt::format("{}: cannot serialize the payload: "
-                                         "{}; a durable pool needs payload "
-                                         "types that CAF can serialize",
-                                         what, describe(err)));
+    auto data = push_data_of(x);
+    if (!data)
+      return std::move(data.error());
+    auto& what = data->what;
     auto op = x.id.operation;
-    auto key = pending_keys_.find(op);
     auto held = held_.find(op);
     pg_change c;
     c.statement = pg_sql::push;
     c.operation = op;
     c.fenced = true;
-    c.keyed = key != pending_keys_.end();
+    c.keyed = data->key != nullptr;
     c.args = {detail::as_int64(op),
               opts_.queue(),
               int64_t{x.id.attempt},
               nullptr,
-              std::move(payload),
+              std::move(data->payload),
               nullptr,
               to_server(now),
               nullptr,
@@ -253,32 +218,22 @@ caf::error pg_store::push(work_record x, time_point due, time_point now) {
     if (due > now)
       c.args[3] = to_server(due);
     if (c.keyed)
-      c.args[5] = key->second;
+      c.args[5] = *data->key;
     if (held != held_.end()) {
       c.args[7] = owner_;
       c.args[8] = held->second.token;
     }
     if (!x.concurrency_key.empty())
       c.args[10] = x.concurrency_key;
-    auto opts = pending_options_.find(op);
-    if (opts != pending_options_.end()) {
-      std::vector<char> bytes;
-      if (auto err = detail::save(sys_, opts->second, bytes))
-        return caf::make_error(pool_errc::store_failed, db_->target(),
-                               what + ": cannot serialize its options: "
-                                   + describe(err));
-      c.args[11] = std::move(bytes);
-    }
+    if (data->options)
+      c.args[11] = std::move(*data->options);
     // Not reported lost by a rollback: kept for the next commit like any
     // other change (after_failed_commit gives pushes up when it must).
     if (auto err = write(std::move(c), what)) {
       batch_->unrefuse(op); // refused to its caller, here and now
       return err;
     }
-    if (key != pending_keys_.end())
-      pending_keys_.erase(key);
-    if (opts != pending_options_.end())
-      pending_options_.erase(opts);
+    pushed(op);
     if (held != held_.end())
       held_.erase(held);
     if (op > id_base_ && op - id_base_ < (uint64_t{1} << block_bits))

@@ -37,12 +37,6 @@ caf::error sqlite_store::set_key(uint64_t operation, std::string key) {
   }
 }
 
-caf::error sqlite_store::set_options(uint64_t operation, job_options opts) {
-  // (Only a first push carries options: no row to update.)
-  pending_options_[operation] = std::move(opts);
-  return caf::none;
-}
-
 std::optional<uint64_t> sqlite_store::find_key(const std::string& key,
                                                time_point now,
                                                caf::timespan window) {

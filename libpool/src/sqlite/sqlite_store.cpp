@@ -1,7 +1,6 @@
 #include "pool/sqlite_store.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <utility>
 
 #include <caf/actor_system.hpp>
@@ -24,17 +23,17 @@ using detail::sql_value;
 // -- construction -------------------------------------------------------------
 
 sqlite_store::sqlite_store(caf::actor_system& sys, std::string path)
-    : sys_(sys), path_(std::move(path)) {
+    : durable_store(sys), path_(std::move(path)) {
   owner_ = std::make_unique<detail::store_owner>();
   db_ = std::make_unique<detail::sqlite_db>(path_);
-  group_ = std::make_unique<detail::sqlite_group>(
-      *db_, [this] { return load_queue(false); });
+  group_ = own_group(std::make_unique<detail::sqlite_group>(
+      *db_, [this] { return load_queue(false); }));
 }
 
 sqlite_store::~sqlite_store() {
   // An uncommitted group is discarded: closing the connection rolls it
   // back.
-  group_.reset();
+  close_group();
   db_.reset();
   owner_.reset();
 }
@@ -61,12 +60,9 @@ sqlite_store::open(caf::actor_system& sys, std::string path,
     if (auto err = result->init(opts))
       return err;
     return result;
-  } catch (const std::exception& e) {
-    return caf::make_error(pool_errc::store_failed, path,
-                           std::string{"opening: "} + e.what());
   } catch (...) {
     return caf::make_error(pool_errc::store_failed, path,
-                           std::string{"opening: unknown exception"});
+                           "opening: " + exception_text());
   }
 }
 
@@ -118,31 +114,6 @@ caf::error sqlite_store::init(const sqlite_options& opts) {
     return err;
   }
   return caf::none;
-}
-
-caf::error sqlite_store::on_exception() noexcept {
-  try {
-    std::string what = "unknown exception";
-    try {
-      throw;
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-      // keep the default text
-    }
-    auto err = caf::make_error(pool_errc::store_failed, path_,
-                               "unexpected exception: " + what);
-    try {
-      if (!group_->broken())
-        group_->abort(err);
-    } catch (...) {
-      group_->set_broken(err);
-    }
-    return err;
-  } catch (...) {
-    // Out of memory while reporting out of memory.
-    std::terminate();
-  }
 }
 
 // -- the in-memory queue ------------------------------------------------------
@@ -232,45 +203,29 @@ caf::error sqlite_store::load_queue(bool at_open) {
 
 caf::error sqlite_store::push(work_record x, time_point due, time_point now) {
   try {
-    if (auto& broken = group_->broken())
-      return broken;
-    auto what = "storing " + to_string(x.id);
-    std::vector<char> payload;
-    if (auto err = detail::save(sys_, x.payload, payload))
-      return caf::make_error(pool_errc::store_failed, path_,
-                             fmt::format("{}: cannot serialize the payload: "
-                                         "{}; a durable pool needs payload "
-                                         "types that CAF can serialize",
-                                         what, describe(err)));
+    auto data = push_data_of(x);
+    if (!data)
+      return std::move(data.error());
+    auto& what = data->what;
     auto operation = x.id.operation;
-    auto key = pending_keys_.find(operation);
     sql_value key_value = nullptr;
-    if (key != pending_keys_.end())
-      key_value = key->second;
+    if (data->key)
+      key_value = *data->key;
+    sql_value opts_value = nullptr;
+    if (data->options)
+      opts_value = std::move(*data->options);
     // A due time in the past is stored as `now`: the order by (due, seq)
     // then equals the FIFO order of the in-memory queue.
-    auto opts = pending_options_.find(operation);
-    sql_value opts_value = nullptr;
-    if (opts != pending_options_.end()) {
-      std::vector<char> bytes;
-      if (auto err = detail::save(sys_, opts->second, bytes))
-        return caf::make_error(pool_errc::store_failed, path_,
-                               what + ": cannot serialize its options: "
-                                   + describe(err));
-      opts_value = std::move(bytes);
-    }
     auto seq = queue_.next_seq();
     change c{sql::upsert,
              {as_int64(operation), int64_t{x.id.attempt},
               detail::to_wall(std::max(due, now), wall_offset_), as_int64(seq),
-              std::move(payload), std::move(key_value), std::move(opts_value)},
+              std::move(data->payload), std::move(key_value),
+              std::move(opts_value)},
              0};
     if (auto err = group_->write(std::move(c), what, x.id))
       return err;
-    if (key != pending_keys_.end())
-      pending_keys_.erase(key);
-    if (opts != pending_options_.end())
-      pending_options_.erase(opts);
+    pushed(operation);
     // One row per operation: a retry replaces the queued entry, if any.
     drop(operation);
     last_id_ = std::max(last_id_, operation);
@@ -347,28 +302,6 @@ size_t sqlite_store::delayed(time_point now) {
     static_cast<void>(on_exception());
     return 0;
   }
-}
-
-caf::error sqlite_store::commit() {
-  try {
-    return group_->commit();
-  } catch (...) {
-    return on_exception();
-  }
-}
-
-void sqlite_store::discard() {
-  try {
-    pending_keys_.clear();
-    pending_options_.clear();
-    group_->discard();
-  } catch (...) {
-    static_cast<void>(on_exception());
-  }
-}
-
-std::vector<attempt_id> sqlite_store::lost_pushes() const {
-  return group_->lost();
 }
 
 } // namespace pool
