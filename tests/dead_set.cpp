@@ -336,3 +336,51 @@ TEST_CASE_FIXTURE(dead_fixture,
   CHECK(failed(off).jobs.empty());
   CHECK(stats_of(off).failed == 1);
 }
+
+TEST_CASE_FIXTURE(dead_fixture,
+                  "pages of every state follow each other by id across the "
+                  "operation table and the dead set" *
+                    doctest::timeout(30)) {
+  auto p = spawn_with(flaky, two_attempts());
+  run();
+  auto later = [&] {
+    return ask_for<uint64_t>(
+      p, caf::make_message(pool::enqueue_with_atom_v,
+                           pool::job_options{}.delay(1h), 1));
+  };
+  // Failed and delayed ones, ids interleaved.
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(fail_one(p, -1 - i));
+    ids.push_back(later());
+  }
+  std::vector<uint64_t> seen;
+  std::vector<std::string> states;
+  pool::job_filter f;
+  f.limit = 2;
+  for (int pages = 0; pages < 10; ++pages) {
+    auto pg = ask_for<pool::job_page>(p,
+                                      caf::make_message(pool::list_jobs_v, f));
+    CHECK(pg.total == 6);
+    CHECK(pg.jobs.size() <= 2);
+    for (auto& x : pg.jobs) {
+      seen.push_back(x.id);
+      states.push_back(pool::to_string(x.state));
+    }
+    if (pg.next_after == 0)
+      break;
+    f.after = pg.next_after;
+  }
+  CHECK(seen == ids);
+  CHECK(states
+        == std::vector<std::string>{"failed", "delayed", "failed", "delayed",
+                                    "failed", "delayed"});
+  // A search by id finds a failed one too.
+  f = {};
+  f.id = ids[2];
+  auto one = ask_for<pool::job_page>(p,
+                                     caf::make_message(pool::list_jobs_v, f));
+  REQUIRE(one.jobs.size() == 1);
+  CHECK(one.jobs[0].state == job_state::failed);
+  CHECK(one.next_after == 0);
+}

@@ -379,7 +379,9 @@ caf::behavior shepherd_actor::make_behavior() {
         core_.status(sender_key(), id, nullptr, &failure);
       },
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes,
-             caf::timespan ran) { core_.status(sender_key(), outcomes, ran); },
+             caf::timespan ran) {
+        core_.status(sender_key(), outcomes, ran);
+      },
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes) {
         core_.status(sender_key(), outcomes, std::nullopt);
       },
@@ -400,8 +402,10 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](retry_jobs_atom, const job_filter& f) -> caf::result<jobs_acted> {
         return core_.retry_dead(f);
       },
-      [this](discard_jobs_atom, const job_filter& f)
-          -> caf::result<jobs_acted> { return core_.discard_dead(f); },
+      [this](discard_jobs_atom,
+             const job_filter& f) -> caf::result<jobs_acted> {
+        return core_.discard_dead(f);
+      },
       [this](resize_atom, uint64_t n) -> caf::result<void> {
         core_.resize(n, make_response_promise());
         return caf::delegated<void>{};

@@ -35,9 +35,10 @@ shepherd_core::shepherd_core(pool_options opts, bool durable,
       adm_(opts_.capacity(), opts_.max_parked()),
       sup_(opts_.max_restarts(), opts_.restart_window(), opts_.max_attempts(),
            make_backoff(opts_)),
-      mon_(opts_, fx_), gate_(opts_.rate_limit()),
-      disp_(tuning_for(opts_), opts_.attempt_timeout(), durable, roster_,
-            table_, link_, mon_, fx_, *this, gate_, opts_.key_flow()),
+      mon_(opts_, fx_),
+      gate_(opts_.rate_limit()),
+      disp_(tuning_for(opts_), opts_.attempt_timeout(), durable, roster_, table_,
+            link_, mon_, fx_, *this, gate_, opts_.key_flow()),
       dead_(opts_.dead_set().max_jobs, opts_.dead_set().max_age) {
   roster_.set_configured(opts_.workers());
   watch_callers_ = opts_.skip_orphaned();

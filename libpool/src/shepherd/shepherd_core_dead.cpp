@@ -107,8 +107,6 @@ std::vector<uint64_t> shepherd_core::dead_matching(const job_filter& filter) {
 
 void shepherd_core::list_dead(const job_filter& filter, job_page& page) {
   auto t = now();
-  dead_.expire(t);
-  page.total = table_.size() + dead_.size();
   // The table's part covers its ids up to `bound`; so must this one.
   auto bound = page.next_after != 0 ? page.next_after
                                     : std::numeric_limits<uint64_t>::max();

@@ -26,6 +26,7 @@ caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
     return caf::make_error(pool_errc::invalid_option, std::string{"jobs"},
                            std::move(why));
   job_page page;
+  dead_.expire(now()); // (what outlived its age is not counted)
   page.total = table_.size() + dead_.size();
   auto failed_only = filter.state == job_state::failed;
   if (!failed_only)
