@@ -47,10 +47,12 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   auto base = 2 * one > two ? 2 * one - two : 0;
   g.fill = true;
   g.slots = slots;
-  // -s N: GNU parallel keeps a command shorter than N bytes.
-  auto limit = opts.max_chars > 0 ? std::min(opts.max_chars - 1,
-                                             max_command_length)
-                                  : max_command_length;
+  // -s N: GNU parallel keeps a command shorter than N bytes; without it,
+  // shorter than half the longest command less 3000 (its room for
+  // wrapping and hex-quoting), which poolrun does the same.
+  auto limit = opts.max_chars > 0
+                   ? std::min(opts.max_chars - 1, max_command_length)
+                   : (max_command_length - 3000) / 2 - 1;
   g.budget = limit > base ? limit - base : 1;
   // What one more record adds (its quoted text and a space; with -X the
   // whole word around {} again).

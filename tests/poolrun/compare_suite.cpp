@@ -350,6 +350,14 @@ TEST_CASE("GNU parallel vs poolrun: -d splits ::: values - longer -d - "
     gifs += std::to_string(i) + ".gif\n";
   for (auto mode : {"-kX", "-km"})
     check_same(ordered({"-j1", "-s", "80", mode, "echo", "a{}b{.}c{.}"}, gifs));
+  // Without -s, half the longest command less 3000, as GNU parallel: as
+  // many commands (their last arguments differ: GNU parallel probes its
+  // longest command).
+  for (auto word : {"a::b::c::", "x"}) {
+    auto [ours, theirs] = run_both(
+        ordered({"-j1", "-I", "::", "-X", "echo", word}, numbers(1, 10000)));
+    CHECK(lines_of(ours.out).size() == lines_of(theirs.out).size());
+  }
   // Counts with prefixes: -N 1k is 1000 arguments.
   check_same(sorted({"-N", "1k", "echo {} | wc -w"}, numbers(1, 2500)));
   check_same(sorted({"-n", "1K", "echo {} | wc -w"}, numbers(1, 2500)));
