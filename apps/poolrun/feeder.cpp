@@ -62,12 +62,22 @@ namespace {
 std::string results_dir_for(const std::string& base, const arguments& args,
                             const std::vector<std::string>& names) {
   std::string out = base;
-  for (auto& rec : args)
+  for (auto& rec : args) {
+    if (names.empty()) {
+      for (size_t i = 0; i < rec.size(); ++i)
+        out += "/" + std::to_string(i + 1) + "/" + escape_for_dir(rec[i]);
+      continue;
+    }
+    // Named by --header: in the order of the names, as GNU parallel.
+    std::vector<std::pair<std::string, std::string>> fields;
     for (size_t i = 0; i < rec.size(); ++i)
-      out += "/" +
-             (i < names.size() ? escape_for_dir(names[i])
-                               : std::to_string(i + 1)) +
-             "/" + escape_for_dir(rec[i]);
+      fields.emplace_back(i < names.size() ? names[i] : std::to_string(i + 1),
+                          rec[i]);
+    std::stable_sort(fields.begin(), fields.end(),
+                     [](auto& a, auto& b) { return a.first < b.first; });
+    for (auto& [name, value] : fields)
+      out += "/" + escape_for_dir(name) + "/" + escape_for_dir(value);
+  }
   return out;
 }
 

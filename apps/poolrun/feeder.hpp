@@ -113,7 +113,7 @@ std::string template_text(const run_options& opts);
 
 /// --results: GNU parallel's directory for `args` under `base`:
 /// `base/1/value/2/value...` with `\`, tab, NUL and `/` escaped; with
-/// --header, the fields' `names` instead of their numbers.
+/// --header, the fields' `names` instead of their numbers, in name order.
 std::string results_dir_for(const std::string& base, const arguments& args,
                             const std::vector<std::string>& names = {});
 

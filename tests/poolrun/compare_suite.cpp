@@ -406,6 +406,11 @@ TEST_CASE("GNU parallel vs poolrun: $PARALLEL_ENV - lines going on after a "
                ":::", "a", "I", "II", ":::", "b", "III"});
   named.files = {"res/"};
   check_same(named);
+  auto swapped =
+      ordered({"-k", "--header", ":", "--results", "res", "echo", "{a}", "{b}",
+               ":::", "b", "III", "IIII", ":::", "a", "I"});
+  swapped.files = {"res/"};
+  check_same(swapped); // res/a/I/b/III: in the order of the names
   // --compress would compress --results files: refused, not ignored.
   child_process run{
       poolrun_argv({"--compress", "--results", "r", "echo", ":::", "a"}), "",
