@@ -317,6 +317,21 @@ std::string finish(run_options& o, raw_values& raw) {
     if (auto err = pool::parse_http_address(o.http, http))
       return pool::describe(err);
   }
+  if (raw.nonall) {
+    // --nonall: the command once on each host, no input read; poolrun
+    // runs it on the local one.
+    if (!o.sshlogin_files.empty() ||
+        std::any_of(o.sshlogins.begin(), o.sshlogins.end(),
+                    [](const std::string& x) { return x != ":"; }))
+      return "--nonall with remote hosts is not supported by poolrun: run "
+             "poolrun once per host with -S HOST";
+    if (!o.sources.empty())
+      return "--nonall takes no input (no ::: or :::: or -a)";
+    input_source once;
+    once.values = {""};
+    o.sources = {once};
+    o.no_args = true;
+  }
   if (raw.compress && !o.results.empty())
     return "--compress with --results is not supported by poolrun: the "
            "files would be written uncompressed; compress them afterwards "

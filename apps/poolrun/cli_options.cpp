@@ -178,6 +178,9 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                  "run on [N/][user@]host (':' local), comma-separated")->type_name("LOGIN")
       ->allow_extra_args(false)
       ->group(remote);
+  app.add_flag("--nonall", raw.nonall,
+               "run the command once, without arguments (local only)")
+      ->group(remote);
   app.add_option("--sshloginfile,--slf", o.sshlogin_files,
                  "sshlogins from FILE, one a line")->type_name("FILE")
       ->allow_extra_args(false)
@@ -353,7 +356,6 @@ std::string refused_option_advice(std::string_view option) {
       {"--plus", "use the built-in replacement strings and shell expansion "
                  "in the command"},
       {"--onall", "run poolrun once per host with -S HOST"},
-      {"--nonall", "run poolrun once per host with -S HOST"},
       {"--basefile", "copy the file first with --transferfile"},
       {"--bf", "copy the file first with --transferfile"},
       {"--workdir", "cd in the command ('cd DIR && ...')"},

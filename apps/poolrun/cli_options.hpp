@@ -50,6 +50,7 @@ struct raw_values {
   bool ignored = false;
   bool pipepart = false;
   bool compress = false;
+  bool nonall = false;
 };
 
 /// For a GNU parallel option poolrun has not: that it is not supported

@@ -411,6 +411,10 @@ TEST_CASE("GNU parallel vs poolrun: $PARALLEL_ENV - lines going on after a "
                ":::", "b", "III", "IIII", ":::", "a", "I"});
   swapped.files = {"res/"};
   check_same(swapped); // res/a/I/b/III: in the order of the names
+  // --nonall: the command once, without arguments (here: locally).
+  check_same(
+      ordered({"-q", "--nonall", "sh", "-c", "echo $#", "_", "a", "b", ""}));
+  check_same(ordered({"--nonall", "echo", "x{}y"}));
   // --compress would compress --results files: refused, not ignored.
   child_process run{
       poolrun_argv({"--compress", "--results", "r", "echo", ":::", "a"}), "",
