@@ -411,6 +411,9 @@ TEST_CASE("GNU parallel vs poolrun: $PARALLEL_ENV - lines going on after a "
                ":::", "b", "III", "IIII", ":::", "a", "I"});
   swapped.files = {"res/"};
   check_same(swapped); // res/a/I/b/III: in the order of the names
+  // White space after a field's number: {1 }, {1 .}, `{1` newline `}`.
+  check_same(
+      ordered({"-k", "echo {1 .} {1. } {2\n  }", ":::", "a.b", ":::", "c"}));
   // --nonall: the command once, without arguments (here: locally).
   check_same(
       ordered({"-q", "--nonall", "sh", "-c", "echo $#", "_", "a", "b", ""}));
