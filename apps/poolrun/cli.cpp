@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_options.hpp"
+#include "inputs.hpp"
 #include "secrets.hpp"
 #include "specs.hpp"
 
@@ -111,9 +112,35 @@ std::string finish(run_options& o, raw_values& raw) {
     o.delimiter = std::string(1, '\0');
   if (!raw.delimiter.empty()) {
     auto d = unescape(raw.delimiter);
-    if (d.size() != 1)
-      return bad("-d", raw.delimiter, "one character (or \\n, \\t, \\0)");
+    if (d.empty())
+      return bad("-d", raw.delimiter,
+                 "one or more characters (\\n, \\t, \\0 escapes)");
     o.delimiter = d;
+  }
+  if (raw.pipepart) {
+    // --pipepart: the file (GNU parallel leaves out `:::` values here).
+    o.pipe = true;
+    std::vector<input_source> files;
+    for (auto& src : o.sources)
+      if (src.is_file)
+        files.push_back(src);
+    if (files.size() != 1 || files[0].path == "-")
+      return "--pipepart needs one file: -a FILE or :::: FILE (poolrun "
+             "cuts one file; use --pipe < FILE for standard input)";
+    o.pipe_file = files[0].path;
+    o.sources.clear();
+    o.blocks_per_slot = 10;
+    if (!raw.block.empty() && raw.block[0] == '-') {
+      auto per_slot = parse_size(raw.block.substr(1));
+      if (!per_slot)
+        return bad("--block", raw.block, "-N (N blocks per job slot)");
+      o.blocks_per_slot = static_cast<double>(*per_slot);
+      raw.block.clear();
+    } else if (!raw.block.empty()) {
+      o.blocks_per_slot = 0;
+    }
+    if (o.round_robin)
+      o.blocks_per_slot = 1; // one block per slot, whatever --block says
   }
   if (!raw.block.empty()) {
     auto size = parse_size(raw.block);
@@ -121,17 +148,30 @@ std::string finish(run_options& o, raw_values& raw) {
       return bad("--block", raw.block, "a size such as 1M, 512k or 4096");
     o.block_size = *size;
   }
-  if (!o.header.empty() && o.header != ":" &&
-      (o.header.find_first_not_of("0123456789") != std::string::npos ||
-       o.header.size() > 6))
-    return bad("--header", o.header,
-               ": or a number of lines (poolrun takes no regular "
-               "expression here)");
+  if (!o.header.empty() && is_header_pattern(o.header)) {
+    if (!o.pipe)
+      return bad("--header", o.header,
+                 ": or a number of lines (a regular expression only with "
+                 "--pipe)");
+    try {
+      std::regex check{o.header};
+    } catch (const std::regex_error&) {
+      return bad("--header", o.header, "a regular expression");
+    }
+  }
   o.recstart = unescape(o.recstart);
   if (raw.recend)
     o.recend = unescape(*raw.recend);
   else if (!o.recstart.empty())
     o.recend.clear(); // GNU parallel: only --recstart cuts then
+  if (o.regexp) {
+    try {
+      std::regex check{"(?:" + o.recend + ")(?=" + o.recstart + ")"};
+    } catch (const std::regex_error&) {
+      return bad("--recend/--recstart", o.recend + " " + o.recstart,
+                 "regular expressions (with --regexp)");
+    }
+  }
   if (!o.env_names.empty() &&
       (!o.sshlogin_files.empty() ||
        std::any_of(o.sshlogins.begin(), o.sshlogins.end(),
@@ -190,9 +230,13 @@ std::string finish(run_options& o, raw_values& raw) {
     o.output = output_mode::line_buffer;
   if (raw.one_line && !raw.max_lines)
     raw.max_lines = 1;
-  if (raw.max_lines) {
+  if (raw.max_lines && o.pipe) {
+    // --pipe -L N: a record is N lines (GNU parallel).
+    o.lines_per_record = std::max<size_t>(*raw.max_lines, 1);
+  } else if (raw.max_lines) {
     // -L N: N lines per command (GNU parallel: as -N, for lines; -L 0
     // as -N 0).
+    o.continued_lines = true;
     if (!raw.exact_args)
       raw.exact_args = raw.max_lines;
   }
@@ -273,6 +317,25 @@ std::string finish(run_options& o, raw_values& raw) {
     if (auto err = pool::parse_http_address(o.http, http))
       return pool::describe(err);
   }
+  if (raw.nonall) {
+    // --nonall: the command once on each host, no input read; poolrun
+    // runs it on the local one.
+    if (!o.sshlogin_files.empty() ||
+        std::any_of(o.sshlogins.begin(), o.sshlogins.end(),
+                    [](const std::string& x) { return x != ":"; }))
+      return "--nonall with remote hosts is not supported by poolrun: run "
+             "poolrun once per host with -S HOST";
+    if (!o.sources.empty())
+      return "--nonall takes no input (no ::: or :::: or -a)";
+    input_source once;
+    once.values = {""};
+    o.sources = {once};
+    o.no_args = true;
+  }
+  if (raw.compress && !o.results.empty())
+    return "--compress with --results is not supported by poolrun: the "
+           "files would be written uncompressed; compress them afterwards "
+           "(zstd DIR/*/*/stdout)";
   for (auto ext : {".csv", ".tsv", ".json"})
     if (o.results.size() > 4 &&
         o.results.compare(o.results.size() - std::strlen(ext), std::string::npos,
@@ -310,23 +373,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     else
       tail.emplace_back(argv[i]);
   }
-  // GNU parallel's -l0, -l2 (an attached count; -l0 means -l1): as -L N.
-  // Only among the options (a word after two words that are no options
-  // belongs to the command).
-  for (size_t i = 0; i < head.size(); ++i) {
-    auto& word = head[i];
-    if (i >= 2 && head[i - 1][0] != '-' && head[i - 2][0] != '-')
-      break;
-    if (word.size() > 2 && word.compare(0, 2, "-l") == 0 &&
-        word.find_first_not_of("0123456789", 2) == std::string::npos &&
-        word.size() < 9) {
-      auto n = std::max(std::stoul(word.substr(2)), 1UL);
-      word = "-L";
-      head.insert(head.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                  std::to_string(n));
-      ++i;
-    }
-  }
+  spell_optional_values(head);
   auto& o = result.options;
   raw_values raw;
   CLI::App app{"poolrun"};

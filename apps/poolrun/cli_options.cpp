@@ -1,11 +1,26 @@
 // The option table of poolrun's command line, by topic (as --help shows).
 #include "cli_options.hpp"
 
+#include <algorithm>
+#include <cctype>
+
+#include "specs.hpp"
+
 namespace poolrun {
 
 void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   auto one = [](CLI::Option* opt) {
     return opt->allow_extra_args(false)->expected(1);
+  };
+  // Counts take GNU parallel's prefixes too (-N 1k: 1000, -s 2K: 2048).
+  auto count = [&one](CLI::Option* opt) {
+    return one(opt)->transform([](std::string text) {
+      if (!text.empty() &&
+          !std::isdigit(static_cast<unsigned char>(text.back())))
+        if (auto n = parse_size(text))
+          return std::to_string(*n);
+      return text;
+    });
   };
   const std::string input = "Input";
   app.add_option("-a,--arg-file", raw.arg_files,
@@ -20,14 +35,16 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("-d,--delimiter", raw.delimiter,
                      "records end with DELIM (\\n \\t \\0 escapes)")->type_name("DELIM"))
       ->group(input);
-  one(app.add_option("-n,--max-args", raw.max_args,
-                     "N arguments per command")->type_name("N"))
+  count(app.add_option("-n,--max-args", raw.max_args, "N arguments per command")
+            ->type_name("N"))
       ->group(input);
-  one(app.add_option("-N,--max-replace-args", raw.exact_args,
-                     "N arguments per command; {1}..{N} each one")->type_name("N"))
+  count(app.add_option("-N,--max-replace-args", raw.exact_args,
+                       "N arguments per command; {1}..{N} each one")
+            ->type_name("N"))
       ->group(input);
-  one(app.add_option("-L,--max-lines", raw.max_lines,
-                     "N input lines per command (as -N)")->type_name("N"))
+  count(app.add_option("-L,--max-lines", raw.max_lines,
+                       "N input lines per command (as -N)")
+            ->type_name("N"))
       ->group(input);
   app.add_flag("-l", raw.one_line, "-L 1")->group(input);
   one(app.add_option("-I", raw.replace_whole,
@@ -86,8 +103,14 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--pipe,--spreadstdin", o.pipe,
                "cut standard input into blocks fed to the commands")
       ->group(input);
+  app.add_flag("--pipepart", raw.pipepart,
+               "--pipe over the file of -a FILE (or :::: FILE), cut in "
+               "place")
+      ->group(input);
   one(app.add_option("--block,--block-size", raw.block,
-                     "--pipe block size (1M; k M G suffixes)")->type_name("SIZE"))
+                     "--pipe block size (1M; K M G: of 1024, k m g: of "
+                     "1000); --pipepart: -N: N blocks per job slot")
+          ->type_name("SIZE"))
       ->group(input);
   one(app.add_option("--recend", raw.recend, "--pipe record end (\\n)")->type_name("STR"))
       ->group(input);
@@ -95,8 +118,17 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "--pipe record start (with it, --recend defaults to "
                      "none)")->type_name("STR"))
       ->group(input);
-  one(app.add_option("-s,--max-chars", o.max_chars,
-                     "-X/-m: commands shorter than N bytes")->type_name("N"))
+  app.add_flag("--regexp", o.regexp,
+               "--pipe: --recend and --recstart are regular expressions "
+               "(ECMAScript)")
+      ->group(input);
+  app.add_flag("--rrs,--remove-rec-sep,--removerecsep", o.remove_separators,
+               "--pipe: leave out the record end and start at the block's "
+               "edges")
+      ->group(input);
+  count(app.add_option("-s,--max-chars", o.max_chars,
+                       "-X/-m: commands shorter than N bytes")
+            ->type_name("N"))
       ->group(input);
   const std::string running = "Running";
   one(app.add_option("-j,-P,--jobs,--max-procs", raw.jobs,
@@ -124,6 +156,15 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--halt,--halt-on-error", raw.halt,
                      "stop early: soon|now,fail|success|done=N|N%")->type_name("WHEN,WHY=N"))
       ->group(running);
+  one(app.add_option("--process-slot-var", o.slot_var,
+                     "each command gets NAME=its job slot - 1 in its "
+                     "environment")
+          ->type_name("NAME"))
+      ->group(running);
+  one(app.add_option("--nice", o.nice,
+                     "run the commands (and poolrun) at niceness N")
+          ->type_name("N"))
+      ->group(running);
   one(app.add_option("--delay", raw.delay,
                      "at least D between the starts of two commands")->type_name("D"))
       ->group(running);
@@ -136,6 +177,9 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_option("-S,--sshlogin", o.sshlogins,
                  "run on [N/][user@]host (':' local), comma-separated")->type_name("LOGIN")
       ->allow_extra_args(false)
+      ->group(remote);
+  app.add_flag("--nonall", raw.nonall,
+               "run the command once, without arguments (local only)")
       ->group(remote);
   app.add_option("--sshloginfile,--slf", o.sshlogin_files,
                  "sshlogins from FILE, one a line")->type_name("FILE")
@@ -181,8 +225,9 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--tagstring", o.tagstring,
                      "prefix output lines with STR (replacement strings)")->type_name("STR"))
       ->group(output);
-  one(app.add_option("--results,--res", o.results,
-                     "outputs into DIR/1/arg/stdout (GNU parallel's layout)")->type_name("DIR"))
+  one(app.add_option("--results,--result,--res", o.results,
+                     "outputs into DIR/1/arg/stdout (GNU parallel's layout)")
+          ->type_name("DIR"))
       ->group(output);
   const std::string records = "Records";
   one(app.add_option("--joblog,--jl", o.joblog,
@@ -245,14 +290,65 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--will-cite,--no-notice", raw.ignored,
                "accepted for GNU parallel's sake")
       ->group("Other");
+  // GNU parallel compresses its own buffer files; poolrun's spool is its
+  // own business: the output is the same either way.
+  app.add_flag("--compress", raw.compress,
+               "accepted: output spooled to disk stays uncompressed")
+      ->group("Other");
+}
+
+void spell_optional_values(std::vector<std::string>& head) {
+  // GNU parallel's -l0, -l2 (an attached count; -l0 means -l1): as -L N.
+  // Only among the options (a word after two words that are no options
+  // belongs to the command).
+  for (size_t i = 0; i < head.size(); ++i) {
+    auto& word = head[i];
+    if (i >= 2 && head[i - 1][0] != '-' && head[i - 2][0] != '-')
+      break;
+    // -i and --replace take an optional value as GNU parallel's do: the
+    // next word unless it is an option (`--replace +`), or attached
+    // (`-i+`, `--replace==`): as -I STR.
+    bool replace_word = word == "-i" || word == "--replace";
+    if (replace_word && i + 1 < head.size() && !head[i + 1].empty() &&
+        head[i + 1][0] != '-') {
+      word = "-I";
+      ++i;
+      continue;
+    }
+    if ((word.size() > 2 && word.compare(0, 2, "-i") == 0 && word[2] != '-') ||
+        word.rfind("--replace=", 0) == 0) {
+      auto value = word.substr(word[1] == 'i' ? 2 : 10);
+      word = "-I";
+      head.insert(head.begin() + static_cast<std::ptrdiff_t>(i) + 1, value);
+      ++i;
+      continue;
+    }
+    // -l N (a count as the next word): GNU parallel's optional value.
+    if (word == "-l" && i + 1 < head.size() && !head[i + 1].empty() &&
+        head[i + 1].size() < 8 &&
+        head[i + 1].find_first_not_of("0123456789") == std::string::npos) {
+      word = "-L";
+      if (head[i + 1] == "0")
+        head[i + 1] = "1";
+      ++i;
+      continue;
+    }
+    if (word.size() > 2 && word.compare(0, 2, "-l") == 0 &&
+        word.find_first_not_of("0123456789", 2) == std::string::npos &&
+        word.size() < 9) {
+      auto n = std::max(std::stoul(word.substr(2)), 1UL);
+      word = "-L";
+      head.insert(head.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                  std::to_string(n));
+      ++i;
+    }
+  }
 }
 
 std::string refused_option_advice(std::string_view option) {
   // GNU parallel options poolrun leaves out, and what to use instead
   // (docs/poolrun.md, "Differences from GNU parallel").
   static const std::pair<const char*, const char*> table[] = {
-      {"--regexp", "use --recend STR and --recstart STR (plain strings) to "
-                   "cut --pipe blocks"},
       {"--tmux", "watch the jobs with --line-buffer --tag, or --http"},
       {"--tmuxpane", "watch the jobs with --line-buffer --tag, or --http"},
       {"--rpl", "use the built-in replacement strings ({} {.} {/} {//} "
@@ -260,24 +356,20 @@ std::string refused_option_advice(std::string_view option) {
       {"--plus", "use the built-in replacement strings and shell expansion "
                  "in the command"},
       {"--onall", "run poolrun once per host with -S HOST"},
-      {"--nonall", "run poolrun once per host with -S HOST"},
       {"--basefile", "copy the file first with --transferfile"},
       {"--bf", "copy the file first with --transferfile"},
       {"--workdir", "cd in the command ('cd DIR && ...')"},
       {"--wd", "cd in the command ('cd DIR && ...')"},
       {"--semaphore", "use flock(1) or sem from GNU parallel"},
       {"--sshdelay", "use --delay"},
-      {"--pipepart", "use --pipe < FILE"},
       {"--fifo", "read the block from standard input (--pipe)"},
       {"--cat", "read the block from standard input (--pipe) or save it "
                 "with cat > FILE in the command"},
       {"--sqlmaster", "use --joblog or --journal"},
       {"--sqlworker", "use --queue postgres://..."},
       {"--sqlandworker", "use --queue postgres://..."},
-      {"--compress", "compress in the command (cmd | gzip)"},
       {"--memfree", "lower -j"},
       {"--load", "lower -j"},
-      {"--nice", "start poolrun under nice"},
       {"--xargs", "use -m"},
       {"--csv", "use --colsep , for simple CSV"},
   };

@@ -48,11 +48,20 @@ struct raw_values {
   std::string replace_slot;
   std::optional<std::string> recend;
   bool ignored = false;
+  bool pipepart = false;
+  bool compress = false;
+  bool nonall = false;
 };
 
 /// For a GNU parallel option poolrun has not: that it is not supported
 /// and what to use instead; "" for any other word.
 std::string refused_option_advice(std::string_view option);
+
+/// Rewrites GNU parallel's options with optional values among the
+/// options at the front of `head` into -L N and -I STR: -l0, -l2, -l N
+/// (a count), -i STR, -iSTR, --replace STR, --replace=STR (the next word
+/// is the value unless it is an option, as in GNU parallel).
+void spell_optional_values(std::vector<std::string>& head);
 
 /// Declares every option of `app`, storing into `o` and `raw`.
 void define_options(CLI::App& app, run_options& o, raw_values& raw);

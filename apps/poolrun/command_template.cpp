@@ -58,7 +58,13 @@ bool replacement(std::string_view inner, command_template::part& out) {
   } else if (negative) {
     return false;
   }
-  if (!op_of(inner.substr(sign + digits), out.kind))
+  auto rest = inner.substr(sign + digits);
+  // As GNU parallel: white space may follow the number ({1 }, {1 .}, and
+  // `{1` newline `}`).
+  while (digits > 0 && !rest.empty() &&
+         std::isspace(static_cast<unsigned char>(rest.front())))
+    rest.remove_prefix(1);
+  if (!op_of(rest, out.kind))
     return false;
   out.position = negative ? -position : position;
   return true;

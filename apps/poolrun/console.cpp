@@ -86,8 +86,25 @@ void write_result(const job_result& res, const std::string& tag) {
   redraw_bar_locked();
 }
 
+namespace {
+
+std::string program_prefix = "poolrun: ";
+
+} // namespace
+
+void name_program(std::string_view argv0) {
+  auto slash = argv0.rfind('/');
+  auto name = slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1);
+  if (name == "parallel")
+    program_prefix = "parallel: ";
+}
+
+const std::string& prefix() {
+  return program_prefix;
+}
+
 void message(const std::string& text) {
-  write(2, "poolrun: " + text + "\n");
+  write(2, program_prefix + text + "\n");
 }
 
 void show_bar(const std::string& text) {

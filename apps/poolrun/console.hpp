@@ -23,6 +23,14 @@ void write_result(const job_result& res, const std::string& tag);
 /// "poolrun: <text>" on standard error. Thread-safe.
 void message(const std::string& text);
 
+/// Names the program after `argv0`: invoked as `parallel` (a link of
+/// that name: the drop-in), its messages start with "parallel: ". Call
+/// before any thread starts.
+void name_program(std::string_view argv0);
+
+/// "poolrun: " or "parallel: ", the start of each of poolrun's messages.
+const std::string& prefix();
+
 /// Draws `text` as the progress line at the bottom of a terminal's
 /// standard error (replacing the one before). Thread-safe.
 void show_bar(const std::string& text);

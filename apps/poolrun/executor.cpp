@@ -24,20 +24,24 @@ constexpr auto helper_timeout = std::chrono::seconds(60);
 /// A result for a command poolrun could not start.
 job_result cannot_start(job_result res, const std::string& why) {
   res.exit_code = 127;
-  res.err += "poolrun: " + why + "\n";
+  res.err += console::prefix() + why + "\n";
   return res;
 }
 
 std::vector<std::string> job_environment(const executor& ex,
                                          const job_spec& spec, size_t slot) {
-  return {"PARALLEL_SEQ=" + std::to_string(spec.seq),
-          "PARALLEL_JOBSLOT=" + std::to_string(slot),
-          "PARALLEL_PID=" + ex.pid_text};
+  std::vector<std::string> env{"PARALLEL_SEQ=" + std::to_string(spec.seq),
+                               "PARALLEL_JOBSLOT=" + std::to_string(slot),
+                               "PARALLEL_PID=" + ex.pid_text};
+  if (!ex.slot_var.empty())
+    env.push_back(ex.slot_var + std::to_string(slot - 1));
+  return env;
 }
 
 launch_spec base_launch(executor& ex, const job_spec& spec, size_t slot) {
   launch_spec launch;
   launch.timeout = ex.timeout;
+  launch.unread_input_fails = !ex.pipepart;
   launch.mode = ex.mode;
   if (!spec.input.empty())
     launch.input = &spec.input;
@@ -55,11 +59,14 @@ job_result run_local(executor& ex, const job_spec& spec,
                      const std::string& command, size_t slot) {
   auto launch = base_launch(ex, spec, slot);
   launch.env = job_environment(ex, spec, slot);
-  auto words = simple_command(command);
+  // $PARALLEL_ENV's code runs first, so the shell always runs then.
+  auto words = ex.env_prelude.empty() ? simple_command(command) : std::nullopt;
   if (words)
     launch.argv = std::move(*words);
-  else
+  else if (ex.env_prelude.empty())
     launch.argv = {ex.shell, "-c", command};
+  else
+    launch.argv = {ex.shell, "-c", ex.env_prelude + "\n" + command};
   auto outcome = run_process(launch);
   if (words && (outcome.spawn_error == ENOENT ||
                 outcome.spawn_error == EACCES)) {
@@ -74,6 +81,8 @@ job_result run_local(executor& ex, const job_spec& spec,
   return std::move(outcome.result);
 }
 
+} // namespace
+
 std::string read_whole(const std::string& path, bool& ok) {
   std::ifstream in{path, std::ios::binary};
   std::ostringstream buf;
@@ -81,6 +90,8 @@ std::string read_whole(const std::string& path, bool& ok) {
   ok = static_cast<bool>(in);
   return buf.str();
 }
+
+namespace {
 
 std::string parent_dir(const std::string& path) {
   auto slash = path.rfind('/');
@@ -172,13 +183,13 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
     if (!why.empty()) {
       lost = true;
       res.exit_code = 255;
-      res.err = "poolrun: cannot reconnect: " + why + "\n";
+      res.err = console::prefix() + "cannot reconnect: " + why + "\n";
       return res;
     }
   }
   if (auto why = transfer(master, spec.transfer); !why.empty()) {
     res.exit_code = 255;
-    res.err = "poolrun: " + why + "\n";
+    res.err = console::prefix() + why + "\n";
     lost = !master.alive();
     return res;
   }
@@ -213,7 +224,7 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
   }
   if (!spec.returns.empty())
     if (auto why = fetch_back(master, spec.returns); !why.empty())
-      res.err += "poolrun: " + why + "\n";
+      res.err += console::prefix() + why + "\n";
   if (ex.cleanup)
     clean_up(master, spec);
   return res;
@@ -267,15 +278,15 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
       res.command = fill_slot(spec.command, 0);
       res.exit_code = 255;
       res.host_lost = true;
-      res.err = "poolrun: no host left to run this command\n";
+      res.err = console::prefix() + "no host left to run this command\n";
       return failure_of(std::move(res));
     }
     me.preferred = s->number;
     auto command = fill_slot(spec.command, s->number);
     if (ex.delay > caf::timespan::zero())
       wait_for_turn(ex);
-    if (ex.trace)
-      console::write(2, command + "\n");
+    if (ex.trace && spec.command.find(slot_mark) != std::string::npos)
+      console::write(2, command + "\n"); // -t with {%}; else the runner's
     auto& host = ex.slots->host(s->host);
     bool lost = false;
     auto res = host.login.local()

@@ -38,6 +38,13 @@ struct executor {
   std::atomic<size_t> next_worker{0};
   /// -t: each command on standard error as it starts.
   bool trace = false;
+  /// `$PARALLEL_ENV` (or the file it names): shell code run before every
+  /// local command, as GNU parallel runs it (env_parallel's way in).
+  std::string env_prelude;
+  /// --pipepart: a command need not read its whole block.
+  bool pipepart = false;
+  /// `--process-slot-var NAME`: "NAME=" (empty: none).
+  std::string slot_var;
   /// --delay: at least this between two starts; `next_start` under
   /// `delay_mtx`.
   caf::timespan delay{0};
@@ -46,6 +53,9 @@ struct executor {
   /// --line-buffer: writes lines of a stream (1, 2) with a job's tag.
   std::function<void(int, const std::string&, std::string_view)> line_sink;
 };
+
+/// The whole of the file `path`; `ok` tells whether it could be read.
+std::string read_whole(const std::string& path, bool& ok);
 
 /// A worker's resource: the slot it prefers (its own).
 struct slot_affinity {

@@ -59,11 +59,25 @@ namespace {
 
 } // namespace
 
-std::string results_dir_for(const std::string& base, const arguments& args) {
+std::string results_dir_for(const std::string& base, const arguments& args,
+                            const std::vector<std::string>& names) {
   std::string out = base;
-  for (auto& rec : args)
+  for (auto& rec : args) {
+    if (names.empty()) {
+      for (size_t i = 0; i < rec.size(); ++i)
+        out += "/" + std::to_string(i + 1) + "/" + escape_for_dir(rec[i]);
+      continue;
+    }
+    // Named by --header: in the order of the names, as GNU parallel.
+    std::vector<std::pair<std::string, std::string>> fields;
     for (size_t i = 0; i < rec.size(); ++i)
-      out += "/" + std::to_string(i + 1) + "/" + escape_for_dir(rec[i]);
+      fields.emplace_back(i < names.size() ? names[i] : std::to_string(i + 1),
+                          rec[i]);
+    std::stable_sort(fields.begin(), fields.end(),
+                     [](auto& a, auto& b) { return a.first < b.first; });
+    for (auto& [name, value] : fields)
+      out += "/" + escape_for_dir(name) + "/" + escape_for_dir(value);
+  }
   return out;
 }
 
@@ -153,7 +167,8 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
       job.results = results_.expand(args, seq, false);
       job.results_dir = !job.results.empty() && job.results.back() == '/';
     } else {
-      job.results = results_dir_for(opts_.results, args) + "/";
+      job.results =
+          results_dir_for(opts_.results, args, opts_.header_names) + "/";
       job.results_dir = true;
     }
   }
@@ -184,6 +199,17 @@ void feeder::flush(bool wait_for_credit) {
   batch_.reserve(batch_limit);
 }
 
+void feeder::remove_separators(std::string& block) const {
+  // --rrs: the last record end and the first record start go.
+  auto& end = opts_.recend;
+  if (!end.empty() && block.size() >= end.size() &&
+      block.compare(block.size() - end.size(), end.size(), end) == 0)
+    block.resize(block.size() - end.size());
+  auto& start = opts_.recstart;
+  if (!start.empty() && block.compare(0, start.size(), start) == 0)
+    block.erase(0, start.size());
+}
+
 bool feeder::skip_block(const std::string& block) const {
   // -r: a block of white space only starts no command.
   return opts_.skip_empty &&
@@ -205,26 +231,43 @@ void feeder::run() {
   };
   auto hook = [this] { flush(true); };
   if (opts_.pipe) {
-    record_reader in{0, false, "\n", "standard input"};
+    std::unique_ptr<record_reader> file;
+    if (!opts_.pipe_file.empty())
+      file = record_reader::open(opts_.pipe_file, "\n", error);
+    // (-1: a --pipepart file that could not be opened reads nothing.)
+    record_reader stdin_reader{opts_.pipe_file.empty() ? 0 : -1, false, "\n",
+                               "standard input"};
+    auto& in = file ? *file : stdin_reader;
     in.before_blocking(hook);
-    pipe_blocks blocks{in, opts_.block_size, opts_.recend, opts_.recstart,
-                       opts_.exact_args > 0 ? opts_.exact_args
-                                            : opts_.max_args};
+    pipe_cut how;
+    how.block = opts_.block_size;
+    how.recend = opts_.recend;
+    how.recstart = opts_.recstart;
+    how.records = opts_.exact_args > 0 ? opts_.exact_args : opts_.max_args;
+    how.lines_per_record = opts_.lines_per_record;
+    how.in_place = !opts_.pipe_file.empty();
+    how.regexp = opts_.regexp;
+    pipe_blocks blocks{in, std::move(how)};
     std::string header; // --header: before every block
     if (opts_.skip_first_line)
       blocks.next_records(1, header);
     header.clear();
     if (auto lines = header_lines(opts_); lines > 0)
       blocks.next_records(lines, header);
+    else if (!opts_.header.empty()) // checked by the CLI
+      blocks.next_matching(std::regex{opts_.header}, header);
     std::string block;
     if (opts_.round_robin) {
       // --round-robin: the blocks dealt out to one command per slot (GNU
       // parallel streams them; here they are read first).
       std::vector<std::string> dealt(opts_.round_robin_jobs);
       size_t count = 0;
-      while (!stopped_ && blocks.next(block))
+      while (!stopped_ && blocks.next(block)) {
+        if (opts_.remove_separators)
+          remove_separators(block);
         if (!skip_block(block))
           dealt[count++ % dealt.size()] += header + block;
+      }
       for (size_t i = 0; i < std::min(count, dealt.size()); ++i) {
         auto job = make_job({}, ++seq, false);
         job.spec.input = std::move(dealt[i]);
@@ -232,13 +275,16 @@ void feeder::run() {
       }
     }
     while (!opts_.round_robin && !stopped_ && blocks.next(block)) {
+      if (opts_.remove_separators)
+        remove_separators(block);
       if (skip_block(block))
         continue;
       auto job = make_job({}, ++seq, false);
       job.spec.input = header + block;
       push(std::move(job));
     }
-    error = in.error();
+    if (error.empty())
+      error = in.error();
   } else if (opts_.shuffle) {
     // --shuf: every input first, then the jobs in random order.
     std::vector<std::pair<arguments, bool>> all;

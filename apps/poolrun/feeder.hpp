@@ -82,6 +82,8 @@ public:
 private:
   void run();
   bool skip_block(const std::string& block) const;
+  /// --rrs: `block` without its last record end and first record start.
+  void remove_separators(std::string& block) const;
   void flush(bool wait_for_credit);
 
   run_options opts_;
@@ -110,7 +112,9 @@ private:
 std::string template_text(const run_options& opts);
 
 /// --results: GNU parallel's directory for `args` under `base`:
-/// `base/1/value/2/value...` with `\`, tab, NUL and `/` escaped.
-std::string results_dir_for(const std::string& base, const arguments& args);
+/// `base/1/value/2/value...` with `\`, tab, NUL and `/` escaped; with
+/// --header, the fields' `names` instead of their numbers, in name order.
+std::string results_dir_for(const std::string& base, const arguments& args,
+                            const std::vector<std::string>& names = {});
 
 } // namespace poolrun

@@ -5,6 +5,46 @@
 
 namespace poolrun {
 
+namespace {
+
+/// `:::` values are records too, as in GNU parallel: one holding the
+/// delimiter (a newline, or -d's) is several (`-d " " ::: "1 done"`: 1
+/// and done; `-d , ::: a,` : a and "").
+std::vector<std::string> split_values(const std::vector<std::string>& values,
+                                      const std::string& delimiter) {
+  std::vector<std::string> result;
+  result.reserve(values.size());
+  for (auto& value : values) {
+    size_t begin = 0;
+    for (auto at = value.find(delimiter); at != std::string::npos;
+         at = value.find(delimiter, begin)) {
+      result.push_back(value.substr(begin, at - begin));
+      begin = at + delimiter.size();
+    }
+    result.push_back(begin == 0 ? value : value.substr(begin));
+  }
+  return result;
+}
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/// --trim: `value` without white space at the ends the filter says.
+void trim(std::string& value, bool left, bool right) {
+  if (right)
+    while (!value.empty() && is_blank(value.back()))
+      value.pop_back();
+  if (left) {
+    size_t n = 0;
+    while (n < value.size() && is_blank(value[n]))
+      ++n;
+    value.erase(0, n);
+  }
+}
+
+} // namespace
+
 std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
                                              grouping group,
                                              std::string& error) {
@@ -39,7 +79,7 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
     for (auto src : layout[g]) {
       source_data data;
       if (!src->is_file) {
-        data.values = src->values;
+        data.values = split_values(src->values, opts.delimiter);
         data.bad.assign(data.values.size(), false);
       } else {
         auto reader = record_reader::open(src->path, opts.delimiter, error);
@@ -107,22 +147,33 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
 }
 
 size_t header_lines(const run_options& opts) {
-  if (opts.header.empty())
+  if (opts.header.empty() || is_header_pattern(opts.header))
     return 0;
   return opts.header == ":" ? 1 : std::stoul(opts.header); // checked by the CLI
+}
+
+bool is_header_pattern(const std::string& header) {
+  return header != ":" &&
+         (header.empty() || header.size() > 6 ||
+          header.find_first_not_of("0123456789") != std::string::npos);
 }
 
 void job_inputs::add_header_names(const std::string& line, bool first) {
   if (!first)
     return; // further header lines are skipped
+  // Names are trimmed as values are (a "\r\n" line end: GNU parallel).
+  auto& f = filter_;
   if (colsep_.empty()) {
     header_names_.push_back(line);
+    trim(header_names_.back(), f.trim_left, f.trim_right);
     return;
   }
   std::regex sep{colsep_};
   std::sregex_token_iterator i{line.begin(), line.end(), sep, -1};
-  for (; i != std::sregex_token_iterator{}; ++i)
+  for (; i != std::sregex_token_iterator{}; ++i) {
     header_names_.push_back(*i);
+    trim(header_names_.back(), f.trim_left, f.trim_right);
+  }
 }
 
 void job_inputs::before_blocking(std::function<void()> hook) {
@@ -169,10 +220,6 @@ bool job_inputs::next_first(record& out, bool& bad) {
 
 namespace {
 
-bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 bool all_blank(const std::string& value) {
   return std::all_of(value.begin(), value.end(), is_blank);
 }
@@ -196,17 +243,8 @@ bool job_inputs::next_record(record& out, bool& bad) {
       }
       out = std::move(columns);
     }
-    for (auto& value : out) {
-      if (f.trim_right)
-        while (!value.empty() && is_blank(value.back()))
-          value.pop_back();
-      if (f.trim_left) {
-        size_t n = 0;
-        while (n < value.size() && is_blank(value[n]))
-          ++n;
-        value.erase(0, n);
-      }
-    }
+    for (auto& value : out)
+      trim(value, f.trim_left, f.trim_right);
     if (f.skip_empty && std::all_of(out.begin(), out.end(), all_blank))
       continue; // -r
     return true;
@@ -245,9 +283,19 @@ bool job_inputs::next(arguments& out, bool& bad) {
   bool rec_bad = false;
   if (!group_.fill) {
     auto want = group_.drop ? 1 : std::max<size_t>(group_.per_command, 1);
-    while (out.size() < want && next_record(rec, rec_bad)) {
+    bool goes_on = false;
+    for (size_t lines = 0; lines < want && next_record(rec, rec_bad);) {
       bad = bad || rec_bad;
-      out.push_back(std::move(rec));
+      if (goes_on && rec.size() == 1)
+        out.back()[0] += rec[0]; // "ole " and "bar": one "ole bar"
+      else
+        out.push_back(std::move(rec));
+      auto& last = out.back();
+      goes_on = group_.continued_lines && last.size() == 1 &&
+                !last[0].empty() &&
+                (last[0].back() == ' ' || last[0].back() == '\t');
+      if (!goes_on)
+        ++lines;
     }
     if (out.empty())
       return false;
@@ -293,32 +341,92 @@ bool job_inputs::next(arguments& out, bool& bad) {
 
 // -- --pipe --------------------------------------------------------------------
 
-pipe_blocks::pipe_blocks(record_reader& in, size_t block, std::string recend,
-                         std::string recstart, size_t records)
+pipe_blocks::pipe_blocks(record_reader& in, pipe_cut how)
     : in_(in),
-      block_(std::max<size_t>(block, 1)),
-      recend_(recend.empty() && recstart.empty() ? std::string{"\n"}
-                                                 : std::move(recend)),
-      boundary_(recend_ + recstart),
-      records_(records) {
-  // Nothing else.
+      block_(std::max<size_t>(how.block, 1)),
+      lines_per_record_(how.lines_per_record),
+      recend_(std::move(how.recend)),
+      boundary_(recend_ + how.recstart),
+      records_(how.records),
+      in_place_(how.in_place) {
+  if (how.regexp) // checked by the CLI
+    boundary_re_.emplace("(?:" + recend_ + ")(?=" + how.recstart + ")");
 }
 
 size_t pipe_blocks::next_cut(size_t from) const {
-  // A block is never empty: with no record end, a start at 0 is no cut.
+  if (lines_per_record_ > 0) {
+    // Records of N lines, counted from the block's start.
+    size_t lines = 0;
+    for (size_t at = carry_.find('\n'); at != std::string::npos;
+         at = carry_.find('\n', at + 1))
+      if (++lines % lines_per_record_ == 0 && at + 1 > from)
+        return at + 1;
+    return std::string::npos;
+  }
+  if (boundary_re_) {
+    // A block is never empty: a match ending where it starts is no cut.
+    std::smatch m;
+    auto flags = std::regex_constants::match_default;
+    for (auto at = from; at <= carry_.size(); ++at) {
+      if (at > 0)
+        flags |= std::regex_constants::match_prev_avail;
+      if (!std::regex_search(carry_.begin() + static_cast<std::ptrdiff_t>(at),
+                             carry_.end(), m, *boundary_re_, flags))
+        return std::string::npos;
+      auto end = at + static_cast<size_t>(m.position(0) + m.length(0));
+      if (end > from)
+        return end;
+    }
+    return std::string::npos;
+  }
+  // A record end of nothing (only --recstart, or --recend ''): the next
+  // cut lies after `from`, so every block holds something.
   if (recend_.empty())
-    from = std::max<size_t>(from, 1);
+    from += 1;
   auto hit = carry_.find(boundary_, from);
   return hit == std::string::npos ? hit : hit + recend_.size();
 }
 
 size_t pipe_blocks::last_cut(size_t limit) const {
+  if (lines_per_record_ > 0) {
+    size_t last = std::string::npos;
+    size_t lines = 0;
+    for (size_t at = carry_.find('\n'); at != std::string::npos && at < limit;
+         at = carry_.find('\n', at + 1))
+      if (++lines % lines_per_record_ == 0)
+        last = at + 1;
+    return last;
+  }
+  if (boundary_re_) {
+    size_t last = std::string::npos;
+    for (size_t at = 0;
+         (at = next_cut(at)) != std::string::npos && at <= limit;)
+      last = at;
+    return last;
+  }
   if (limit < recend_.size() + (recend_.empty() ? 1 : 0))
     return std::string::npos;
   auto hit = carry_.rfind(boundary_, limit - recend_.size());
   if (hit == std::string::npos || hit + recend_.size() == 0)
     return std::string::npos;
   return hit + recend_.size();
+}
+
+bool pipe_blocks::next_matching(const std::regex& pattern, std::string& out) {
+  std::string more;
+  while (!eof_ && carry_.size() < block_) {
+    if (!in_.read_raw(more, block_ - carry_.size()))
+      eof_ = true;
+    carry_ += more;
+  }
+  std::smatch m;
+  out.clear();
+  if (!std::regex_search(carry_, m, pattern,
+                         std::regex_constants::match_continuous))
+    return false;
+  out.assign(carry_, 0, static_cast<size_t>(m.length(0)));
+  carry_.erase(0, out.size());
+  return true;
 }
 
 bool pipe_blocks::next(std::string& out) {
@@ -338,6 +446,11 @@ bool pipe_blocks::next(std::string& out) {
       }
       if (found == records_)
         cut = pos;
+    } else if (in_place_) {
+      // --pipepart: at least the block, up to the first record end at or
+      // after its end.
+      if (carry_.size() > block_)
+        cut = next_cut(block_);
     } else if (carry_.size() >= block_ || eof_) {
       // The last record end within the block; else (a record longer than
       // the block) the first one after.

@@ -24,6 +24,9 @@ struct grouping {
   size_t per_command = 1;
   /// -N0: one record read per command, none passed.
   bool drop = false;
+  /// -L: `per_command` counts lines; a record ending in a blank goes on
+  /// in the next (the two are one argument, as in GNU parallel).
+  bool continued_lines = false;
   /// -X/-m: as many records as fit `budget` by `cost`; when the input ends
   /// within `slots` full commands, spread it evenly over `slots` commands.
   bool fill = false;
@@ -114,19 +117,44 @@ private:
   size_t spread_ = 0;
 };
 
-/// --header: how many lines of each source are its header (0: none).
+/// --header: how many lines of each source are its header (0: none, or
+/// a pattern).
 size_t header_lines(const run_options& opts);
+
+/// Whether --header's value is a regular expression (with --pipe: the
+/// header is what it matches at the start), not ':' or a count.
+bool is_header_pattern(const std::string& header);
+
+/// How --pipe cuts its input into blocks.
+struct pipe_cut {
+  /// At most this many bytes a block (a longer record is one block).
+  size_t block = 1024 * 1024;
+  std::string recend = "\n";
+  std::string recstart;
+  /// -N: this many records a block instead (0: by size).
+  size_t records = 0;
+  /// -L N: a record is N lines (0: recend/recstart say).
+  size_t lines_per_record = 0;
+  /// --pipepart: each block runs from `block` bytes on to the next record
+  /// end (as GNU parallel splits a file).
+  bool in_place = false;
+  /// --regexp: `recend` and `recstart` are regular expressions.
+  bool regexp = false;
+};
 
 /// Cuts standard input into --pipe blocks: at most `block` bytes ending at
 /// a record end (`recend`), or one record when a record is longer; with
 /// `records` > 0, that many records per block instead.
 class pipe_blocks {
 public:
-  pipe_blocks(record_reader& in, size_t block, std::string recend,
-              std::string recstart, size_t records);
+  pipe_blocks(record_reader& in, pipe_cut how);
 
   /// The next block into `out`; false at the end.
   bool next(std::string& out);
+
+  /// What `pattern` matches at the start of the input into `out`
+  /// (--header REGEX), taken off it; false if it matches nothing there.
+  bool next_matching(const std::regex& pattern, std::string& out);
 
   /// The next `n` records into `out` (--header); false at the end.
   bool next_records(size_t n, std::string& out) {
@@ -140,9 +168,13 @@ public:
 private:
   record_reader& in_;
   size_t block_;
+  size_t lines_per_record_;
   std::string recend_;
   /// `recend_ + recstart`: what a cut falls in (after `recend_`).
   std::string boundary_;
+  /// --regexp: matches a record end followed by a record start; the cut
+  /// is at the end of the match (the start is a lookahead).
+  std::optional<std::regex> boundary_re_;
 
   /// Where a block may end: just after the first boundary at or after
   /// `from`, npos if none.
@@ -150,6 +182,7 @@ private:
   /// ... after the last boundary that ends a block of at most `limit`.
   size_t last_cut(size_t limit) const;
   size_t records_;
+  bool in_place_;
   std::string carry_;
   bool eof_ = false;
 };

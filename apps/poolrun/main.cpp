@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <caf/all.hpp>
@@ -47,7 +48,8 @@ struct config : caf::actor_system_config {
 };
 
 int fail(const std::string& why) {
-  std::fprintf(stderr, "poolrun: %s\n", why.c_str());
+  std::fprintf(stderr, "%s%s\n", poolrun::console::prefix().c_str(),
+               why.c_str());
   return poolrun::own_error;
 }
 
@@ -107,8 +109,8 @@ void watch_signals(caf::actor runner, std::atomic<int>& interrupted_by,
     auto killed = poolrun::kill_all_commands();
     if (slots)
       slots->close(); // remote commands die with their connection
-    auto text = "\npoolrun: aborted: killed " + std::to_string(killed) +
-                " running commands\n";
+    auto text = "\n" + poolrun::console::prefix() + "aborted: killed " +
+                std::to_string(killed) + " running commands\n";
     [[maybe_unused]] auto written =
         ::write(STDERR_FILENO, text.data(), text.size());
     die_by(byte);
@@ -118,6 +120,7 @@ void watch_signals(caf::actor runner, std::atomic<int>& interrupted_by,
 } // namespace
 
 int main(int argc, char** argv) {
+  poolrun::console::name_program(argc > 0 ? argv[0] : "poolrun");
   // $PARALLEL holds default options, as for GNU parallel.
   auto words =
       poolrun::with_environment_options(argc, argv, std::getenv("PARALLEL"));
@@ -137,6 +140,10 @@ int main(int argc, char** argv) {
     std::fputs(poolrun::version_text().c_str(), stdout);
     return 0;
   }
+  // Before any thread starts: threads and commands inherit the niceness.
+  if (opts.nice && ::setpriority(PRIO_PROCESS, 0, *opts.nice) != 0)
+    return fail("--nice " + std::to_string(*opts.nice) + ": " +
+                std::strerror(errno));
   // Before any thread starts: it reads and clears the environment.
   auto http_token =
       poolrun::take_http_token(opts.http_token_file, !opts.http.empty());
@@ -173,8 +180,8 @@ int main(int argc, char** argv) {
         if (!ep)
           return fail(pool::describe(ep.error()));
         http = std::move(*ep);
-        std::fprintf(stderr, "poolrun: serving %s/ (metrics: /metrics)\n",
-                     http->url().c_str());
+        std::fprintf(stderr, "%sserving %s/ (metrics: /metrics)\n",
+                     poolrun::console::prefix().c_str(), http->url().c_str());
       }
     }
     auto exit_status = std::make_shared<std::promise<int>>();

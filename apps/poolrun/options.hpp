@@ -116,6 +116,13 @@ struct run_options {
   bool multi_plain = false;
   /// `--pipe`: standard input is cut into blocks fed to the commands.
   bool pipe = false;
+  /// `--pipepart -a FILE`: --pipe over FILE, cut as GNU parallel cuts it
+  /// (each block runs past `block_size` to the next record end).
+  std::string pipe_file;
+  /// --pipepart's `--block -N` (and its default, 10; 1 with
+  /// --round-robin): N blocks per job slot, the size worked out from
+  /// the file's.
+  double blocks_per_slot = 0;
   /// `--block`: block size for `--pipe` (GNU parallel default 1 MB).
   size_t block_size = 1024 * 1024;
   /// `--recend`: what ends a record in `--pipe` blocks (default "\n";
@@ -123,6 +130,17 @@ struct run_options {
   std::string recend = "\n";
   /// `--recstart`: what starts a record in `--pipe` blocks.
   std::string recstart;
+  /// `-L N`, `-l` (without --pipe): a line ending in a blank goes on in
+  /// the next (xargs's rule; GNU parallel joins them into one argument).
+  bool continued_lines = false;
+  /// `--pipe -L N`: a record is N lines.
+  size_t lines_per_record = 0;
+  /// `--regexp`: --recend and --recstart are regular expressions
+  /// (ECMAScript).
+  bool regexp = false;
+  /// `--rrs`: each block without its last record end (and first record
+  /// start).
+  bool remove_separators = false;
   /// `--header :` (one line) or `--header N` (lines): the first lines of
   /// each source (of standard input with --pipe) are its header.
   std::string header;
@@ -154,6 +172,12 @@ struct run_options {
   bool shuffle = false;
   /// `--delay D`: at least D between the starts of two commands.
   caf::timespan delay{0};
+  /// `--nice N`: poolrun, and so every local command, runs at niceness N
+  /// (GNU parallel nices its main process too); unset: unchanged.
+  std::optional<int> nice;
+  /// `--process-slot-var NAME`: NAME=`{%}` - 1 in each command's
+  /// environment (as xargs -P).
+  std::string slot_var;
   /// `-v`: each command printed before its output; `-t`: on standard
   /// error as it starts.
   bool print_command = false;

@@ -316,7 +316,7 @@ launch_outcome run_process(const launch_spec& spec) {
   }
   // As GNU parallel: a command that exits before reading its whole block
   // failed by SIGPIPE (the feeding end of its pipe was cut).
-  if (broken_pipe && res.signal == 0)
+  if (broken_pipe && spec.unread_input_fails && res.signal == 0)
     res.signal = SIGPIPE;
   if (res.timed_out)
     res.exit_code = -1;

@@ -26,6 +26,10 @@ struct launch_spec {
   std::vector<std::string> env;
   /// Fed to standard input (then closed); null: /dev/null.
   const std::string* input = nullptr;
+  /// Whether a command that exits before reading all of `input` failed
+  /// (by SIGPIPE: --pipe, as GNU parallel; not --pipepart, whose blocks
+  /// GNU parallel feeds through a helper of their own).
+  bool unread_input_fails = true;
   std::optional<caf::timespan> timeout;
   output_mode mode = output_mode::group;
   /// `line_buffer`: receives whole lines (stream 1 or 2) as they come.

@@ -66,7 +66,7 @@ void progress_display::tick(const progress_figures& f) {
   if (!enabled_)
     return;
   if (terminal_) {
-    console::show_bar("poolrun: " + progress_text(opts_, f));
+    console::show_bar(console::prefix() + progress_text(opts_, f));
     return;
   }
   auto now = std::chrono::steady_clock::now();

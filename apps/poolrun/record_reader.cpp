@@ -18,9 +18,8 @@ constexpr size_t chunk = 65536;
 
 record_reader::record_reader(int fd, bool owns, std::string delimiter,
                              std::string name)
-    : fd_(fd),
-      owns_(owns),
-      delimiter_(delimiter.empty() ? '\n' : delimiter[0]),
+    : fd_(fd), owns_(owns), delimiter_(delimiter.empty() ? '\n' : delimiter[0]),
+      long_delimiter_(delimiter.size() > 1 ? delimiter : std::string{}),
       name_(std::move(name)) {
   // Nothing else.
 }
@@ -74,15 +73,22 @@ bool record_reader::fill() {
 
 bool record_reader::next(std::string& out, bool& had_nul) {
   size_t scanned = pos_;
+  size_t width = long_delimiter_.empty() ? 1 : long_delimiter_.size();
   for (;;) {
     auto begin = buffer_.data() + scanned;
     auto end = buffer_.data() + buffer_.size();
-    auto hit = static_cast<const char*>(
-        std::memchr(begin, delimiter_, static_cast<size_t>(end - begin)));
+    const char* hit = nullptr;
+    if (width == 1) {
+      hit = static_cast<const char*>(
+          std::memchr(begin, delimiter_, static_cast<size_t>(end - begin)));
+    } else if (auto at = buffer_.find(long_delimiter_, scanned);
+               at != std::string::npos) {
+      hit = buffer_.data() + at;
+    }
     if (hit != nullptr) {
       auto len = static_cast<size_t>(hit - (buffer_.data() + pos_));
       out.assign(buffer_, pos_, len);
-      pos_ += len + 1;
+      pos_ += len + width;
       break;
     }
     auto before = buffer_.size() - pos_;
@@ -94,7 +100,9 @@ bool record_reader::next(std::string& out, bool& had_nul) {
       pos_ = buffer_.size();
       break;
     }
-    scanned = pos_ + before; // fill() moved the unread part to the front
+    // fill() moved the unread part to the front; a long delimiter may
+    // straddle the old end.
+    scanned = pos_ + before - std::min(before, width - 1);
   }
   had_nul = delimiter_ != '\0' && out.find('\0') != std::string::npos;
   return true;

@@ -12,8 +12,8 @@ namespace poolrun {
 /// Streams records from one file descriptor. Used by one thread.
 class record_reader {
 public:
-  /// Reads from `fd` (not closed unless `owns`); `delimiter` is one byte,
-  /// or "\n" (default). `name` is for messages ("standard input",
+  /// Reads from `fd` (not closed unless `owns`); `delimiter` is one or
+  /// more bytes ("\n" when empty). `name` is for messages ("standard input",
   /// "'file'").
   record_reader(int fd, bool owns, std::string delimiter, std::string name);
   ~record_reader();
@@ -54,6 +54,8 @@ private:
   int fd_;
   bool owns_;
   char delimiter_;
+  /// The whole delimiter when it is longer than one byte (-d '\n\n').
+  std::string long_delimiter_;
   std::string name_;
   std::string buffer_;
   size_t pos_ = 0;

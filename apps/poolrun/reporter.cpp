@@ -89,8 +89,12 @@ void reporter::emit(uint64_t seq, const held& h) {
   if (!h.res)
     return;
   auto& res = *h.res;
-  if (opts_.print_command && !h.dry) // -v
-    console::write(1, res.command + "\n");
+  auto tag = h.dry ? std::string{} : fill_slot(h.tag, res.slot); // {%}
+  // -v: the command is the first line of the job's standard output,
+  // tagged as it is, in the file with --files (as GNU parallel).
+  bool print_command = opts_.print_command && !h.dry;
+  if (print_command && !opts_.files)
+    console::write_lines(1, tag, res.command + "\n");
   if (opts_.files && !h.dry) {
     // --files: standard output into a file of its own, its name printed.
     auto dir = std::getenv("TMPDIR");
@@ -101,13 +105,14 @@ void reporter::emit(uint64_t seq, const held& h) {
       console::message("--files: cannot create " + path + ": " +
                        std::strerror(errno));
     } else {
+      if (print_command)
+        write_all(fd, res.command + "\n");
       write_output(res, fd, STDERR_FILENO, {}); // standard error as usual
       ::close(fd);
-      console::write(1, path + "\n");
+      console::write_lines(1, tag, path + "\n");
     }
   } else if (opts_.output == output_mode::group || h.dry)
-    console::write_result(res, h.dry ? std::string{}
-                                     : fill_slot(h.tag, res.slot)); // {%}
+    console::write_result(res, tag);
   if (res.timed_out)
     console::message("warning: killed at its deadline (--timeout): " +
                      res.command);

@@ -1,8 +1,13 @@
 // Preparing a run: shell, hosts, slots, input, resume record, the pool.
 #include "run_setup.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pool/all.hpp>
@@ -27,18 +32,27 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   grouping g;
   g.per_command = opts.args_per_command();
   g.drop = opts.no_args;
+  g.continued_lines = opts.continued_lines;
   if (!(opts.multi_context || opts.multi_plain) || opts.max_args > 0 ||
       opts.exact_args > 0)
     return g;
   auto tmpl = std::make_shared<command_template>(
       template_text(opts), opts.multi_context, opts.replace_strings);
-  auto base = tmpl->expand({}, 1).size();
+  // The command without any argument: one argument's command less what
+  // one more adds (the first adds no separating space; with -X its word
+  // around {} is gone without arguments).
+  record plain{"x"};
+  auto one = tmpl->expand({plain}, 1).size();
+  auto two = tmpl->expand({plain, plain}, 1).size();
+  auto base = 2 * one > two ? 2 * one - two : 0;
   g.fill = true;
   g.slots = slots;
-  // -s N: GNU parallel keeps a command shorter than N bytes.
-  auto limit = opts.max_chars > 0 ? std::min(opts.max_chars - 1,
-                                             max_command_length)
-                                  : max_command_length;
+  // -s N: GNU parallel keeps a command shorter than N bytes; without it,
+  // shorter than half the longest command less 3000 (its room for
+  // wrapping and hex-quoting), which poolrun does the same.
+  auto limit = opts.max_chars > 0
+                   ? std::min(opts.max_chars - 1, max_command_length)
+                   : (max_command_length - 3000) / 2 - 1;
   g.budget = limit > base ? limit - base : 1;
   // What one more record adds (its quoted text and a space; with -X the
   // whole word around {} again).
@@ -48,6 +62,47 @@ grouping grouping_for(const run_options& opts, size_t slots) {
     return std::max<size_t>(two - std::min(one, two), 1);
   };
   return g;
+}
+
+/// `$PARALLEL_ENV`: the code itself, or the name of a file (a fifo too)
+/// holding it. Not passed on to the commands (GNU parallel).
+std::string read_env_prelude(std::string& prelude) {
+  auto value = std::getenv("PARALLEL_ENV");
+  if (value == nullptr || *value == '\0')
+    return {};
+  prelude = value;
+  struct stat st;
+  if (::stat(value, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    bool ok = false;
+    prelude = read_whole(value, ok);
+    if (!ok)
+      return std::string{"cannot read $PARALLEL_ENV file '"} + value +
+             "': " + std::strerror(errno);
+  }
+  ::unsetenv("PARALLEL_ENV");
+  return {};
+}
+
+/// Fewer local job slots when the file handle limit (ulimit -n) leaves
+/// no room for more, as GNU parallel does: a starting command holds up to
+/// 6 (its pipes, a pidfd, spool files), poolrun itself 10.
+void fit_file_handles(const std::vector<sshlogin>& logins, jobs_spec& jobs) {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 ||
+      limit.rlim_cur == RLIM_INFINITY ||
+      !std::all_of(logins.begin(), logins.end(),
+                   [](const sshlogin& x) { return x.local(); }))
+    return;
+  auto handles = static_cast<size_t>(limit.rlim_cur);
+  auto room = handles > 16 ? (handles - 10) / 6 : size_t{1};
+  auto wanted = jobs.slots(
+      static_cast<size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
+  if (wanted <= room)
+    return;
+  if (jobs.type != jobs_spec::kind::unlimited) // -j 0: as many as fit
+    console::message("warning: only enough file handles to run " +
+                     std::to_string(room) + " jobs at once (raise ulimit -n)");
+  jobs = jobs_spec{jobs_spec::kind::count, static_cast<int64_t>(room)};
 }
 
 } // namespace
@@ -78,6 +133,7 @@ std::string run_setup::prepare(run_options& opts) {
     workers = opts.jobs.slots(static_cast<size_t>(
         std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
   } else {
+    fit_file_handles(logins, opts.jobs);
     slots = slot_table::open(
         logins, opts.jobs,
         [](const std::string& text) { console::message(text); }, error);
@@ -85,7 +141,8 @@ std::string run_setup::prepare(run_options& opts) {
       return error;
     workers = slots->size();
   }
-  if (opts.sources.empty() && ::isatty(STDIN_FILENO) == 1)
+  if (opts.sources.empty() && opts.pipe_file.empty() &&
+      ::isatty(STDIN_FILENO) == 1)
     // As GNU parallel: a forgotten ::: would wait here silently.
     console::message("warning: input is read from the terminal; forgot "
                      "::: or :::: or -a, or to pipe data in? (Ctrl-D ends "
@@ -101,6 +158,19 @@ std::string run_setup::prepare(run_options& opts) {
                      opts.halt.percent) ||
                     opts.eta || opts.bar;
   opts.round_robin_jobs = std::max<size_t>(workers, 1);
+  if (!opts.pipe_file.empty()) {
+    struct stat st;
+    if (::stat(opts.pipe_file.c_str(), &st) != 0)
+      return "cannot read input file '" + opts.pipe_file +
+             "': " + std::strerror(errno);
+    // --block -N: N blocks per job slot (GNU parallel's arithmetic).
+    if (opts.blocks_per_slot > 0)
+      opts.block_size =
+          1 + static_cast<size_t>(
+                  static_cast<double>(st.st_size) /
+                  static_cast<double>(std::max<size_t>(workers, 1)) /
+                  opts.blocks_per_slot);
+  }
   input = std::make_shared<feeder>(opts, std::move(inputs),
                                    need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);
@@ -111,6 +181,11 @@ std::string run_setup::prepare(run_options& opts) {
   exec->mode = opts.output;
   exec->cleanup = opts.cleanup;
   exec->trace = opts.trace_command;
+  exec->pipepart = !opts.pipe_file.empty();
+  if (auto err = read_env_prelude(exec->env_prelude); !err.empty())
+    return err;
+  if (!opts.slot_var.empty())
+    exec->slot_var = opts.slot_var + "=";
   exec->delay = opts.delay;
   exec->pid_text = std::to_string(::getpid());
   exec->line_sink = [](int stream, const std::string& tag,

@@ -41,7 +41,7 @@ job_result not_run(const pending_job& job, const caf::error& why) {
   job_result res;
   res.command = job.spec.command;
   res.exit_code = 255;
-  res.err = "poolrun: " + pool::describe(why) + "\n";
+  res.err = console::prefix() + pool::describe(why) + "\n";
   return res;
 }
 
@@ -59,8 +59,8 @@ std::optional<job_result> died_with_its_poolrun(const pending_job& job,
   job_result res;
   res.command = job.spec.command;
   res.signal = SIGKILL;
-  res.err = "poolrun: it ran in a poolrun that died: "
-            + pool::describe(history.back().reason) + "\n";
+  res.err = console::prefix() + "it ran in a poolrun that died: " +
+            pool::describe(history.back().reason) + "\n";
   return res;
 }
 
@@ -141,6 +141,11 @@ caf::behavior runner_state::init(actor_type* self, runner_config cfg) {
         self_->delayed_send(self_, 200ms, bar_tick_atom_v);
       },
       [this](settle_atom) { check_end(); },
+      [this](pace_atom) {
+        pace_scheduled_ = false;
+        pump();
+        check_end();
+      },
       [this](watch_atom) { watch_round(); },
       [this](resubmit_atom, uint64_t seq) { resubmit(seq); },
       [this](recheck_atom) {
@@ -214,6 +219,11 @@ void runner_state::pump() {
       out_->dry_run(job, cfg_.workers);
       continue;
     }
+    if (o.delay > caf::timespan::zero() && !paced()) {
+      queue_.push_front(std::move(job));
+      --taken;
+      break;
+    }
     submit(std::move(job));
   }
   if (taken > 0)
@@ -221,9 +231,27 @@ void runner_state::pump() {
   check_end();
 }
 
+bool runner_state::paced() {
+  auto now = std::chrono::steady_clock::now();
+  if (now >= next_submit_) {
+    next_submit_ = now + cfg_.options.delay;
+    return true;
+  }
+  if (!pace_scheduled_) {
+    pace_scheduled_ = true;
+    self_->delayed_send(self_, next_submit_ - now, pace_atom_v);
+  }
+  return false;
+}
+
 void runner_state::submit(pending_job job) {
   auto seq = job.spec.seq;
   ++started_jobs_;
+  // -t: in input order, as GNU parallel starts them (workers would race);
+  // a command with {%} is printed by its worker, which knows the slot.
+  if (cfg_.options.trace_command &&
+      job.spec.command.find(slot_mark) == std::string::npos)
+    console::write(2, job.spec.command + "\n");
   auto& entry = running_[seq];
   entry.job = std::move(job);
   if (journaled()) {

@@ -108,6 +108,9 @@ private:
   void finish();
   void fail_run(const std::string& why);
   progress_figures figures() const;
+  /// --delay: whether the next job may go to the pool now (then the one
+  /// after it waits `delay`); else a pace timer is set.
+  bool paced();
 
   actor_type* self_ = nullptr;
   runner_config cfg_;
@@ -139,6 +142,10 @@ private:
   /// Waiting for the whole input before starting (--halt N%, --eta, --bar).
   bool wait_for_total_ = false;
   bool stopping_ = false;
+  /// --delay: jobs go to the pool one at a time, `delay` apart, in input
+  /// order (workers that waited for their turn would race for it).
+  std::chrono::steady_clock::time_point next_submit_;
+  bool pace_scheduled_ = false;
   bool interrupted_ = false;
   bool halted_now_ = false;
   bool ending_ = false;

@@ -1,6 +1,7 @@
 // Option value parsers.
 #include "specs.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -72,31 +73,21 @@ std::optional<size_t> parse_size(std::string_view text) {
   auto number = leading_number(text, used);
   if (!number)
     return std::nullopt;
+  // GNU parallel's prefixes: K M G T powers of 1024, k m g t powers of
+  // 1000, Ki ki Mi mi... powers of 1024.
   auto unit = text.substr(used);
   double scale = 1;
-  if (unit.size() == 1) {
-    switch (unit[0]) {
-      case 'k':
-      case 'K':
-        scale = 1024.0;
-        break;
-      case 'm':
-      case 'M':
-        scale = 1024.0 * 1024;
-        break;
-      case 'g':
-      case 'G':
-        scale = 1024.0 * 1024 * 1024;
-        break;
-      case 't':
-      case 'T':
-        scale = 1024.0 * 1024 * 1024 * 1024;
-        break;
-      default:
-        return std::nullopt;
-    }
-  } else if (!unit.empty()) {
-    return std::nullopt;
+  if (!unit.empty()) {
+    static const std::string_view prefixes = "kmgt";
+    auto letter = unit[0];
+    auto lower =
+        static_cast<char>(std::tolower(static_cast<unsigned char>(letter)));
+    auto power = prefixes.find(lower);
+    bool binary = letter != lower || unit.substr(1) == "i";
+    if (power == std::string_view::npos ||
+        !(unit.size() == 1 || unit.substr(1) == "i"))
+      return std::nullopt;
+    scale = std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(power + 1));
   }
   auto bytes = *number * scale;
   if (bytes < 1 || bytes > 1e15)

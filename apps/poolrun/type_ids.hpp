@@ -41,5 +41,7 @@ CAF_ADD_ATOM(poolrun, poolrun, resubmit_atom, "resubmit")
 /// Runner timer with --queue: ask again whether outcomes are recorded (the
 /// answer came from a database out of reach).
 CAF_ADD_ATOM(poolrun, poolrun, recheck_atom, "recheck")
+/// Runner timer with --delay: the next job may go to the pool now.
+CAF_ADD_ATOM(poolrun, poolrun, pace_atom, "pace")
 
 CAF_END_TYPE_ID_BLOCK(poolrun)

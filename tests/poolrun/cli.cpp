@@ -79,7 +79,12 @@ TEST_CASE("durations - sizes and --halt in GNU parallel's forms" *
   CHECK(!parse_duration("-1"));
   CHECK(!parse_duration("5 s"));
   CHECK(poolrun::parse_size("1M") == size_t{1024 * 1024});
-  CHECK(poolrun::parse_size("10k") == size_t{10240});
+  // GNU parallel's prefixes: k is 1000, K and ki 1024.
+  CHECK(poolrun::parse_size("10k") == size_t{10000});
+  CHECK(poolrun::parse_size("10K") == size_t{10240});
+  CHECK(poolrun::parse_size("2ki") == size_t{2048});
+  CHECK(poolrun::parse_size("3G") == size_t{3} << 30);
+  CHECK(poolrun::parse_size("1m") == size_t{1000000});
   CHECK(poolrun::parse_size("7") == size_t{7});
   CHECK(!poolrun::parse_size("0"));
   CHECK(!poolrun::parse_size("1X"));
@@ -113,7 +118,13 @@ TEST_CASE("mistakes are named: unknown options - bad values - conflicts" *
   CHECK(parse({"--pipe", "-X"}).error.find("--pipe") == 0);
   CHECK(parse({"echo", "::::"}).error.find("needs at least one file") !=
         std::string::npos);
-  CHECK(parse({"-d", "ab"}).error.find("one character") != std::string::npos);
+  CHECK(parse({"-d", "ab"}).error.empty()); // several characters, as GNU
+  CHECK(parse({"--header", "a.*", "echo"}).error.find("--pipe") !=
+        std::string::npos);
+  CHECK(parse({"--pipepart", "cat"}).error.find("one file") !=
+        std::string::npos);
+  CHECK(parse({"--pipe", "--regexp", "--recend", "(", "cat"})
+            .error.find("regular expression") != std::string::npos);
 }
 
 TEST_CASE("flags and values in their spellings" * doctest::timeout(10)) {
@@ -135,7 +146,7 @@ TEST_CASE("flags and values in their spellings" * doctest::timeout(10)) {
   CHECK(o.halt.on == poolrun::halt_spec::when::soon);
   CHECK(o.delimiter == std::string(1, '\0'));
   CHECK(o.max_args == 3);
-  CHECK(o.block_size == 2048);
+  CHECK(o.block_size == 2000); // k is 1000, as in GNU parallel
   CHECK(o.recend == "\n\n");
   CHECK(o.shell == "/bin/dash");
   CHECK(o.sshlogins == std::vector<std::string>{"2/a,b"});

@@ -303,12 +303,124 @@ TEST_CASE("GNU parallel vs poolrun: -l0 - -L0 - -e - --dnr and the other "
 
 TEST_CASE("options poolrun leaves out say what to use instead" *
           doctest::timeout(60)) {
-  for (auto option : {"--tmux", "--regexp", "--rpl", "--basefile",
-                      "--workdir", "--semaphore", "--onall"}) {
+  for (auto option : {"--tmux", "--memfree", "--rpl", "--basefile", "--workdir",
+                      "--semaphore", "--onall"}) {
     CAPTURE(option);
     child_process run{poolrun_argv({option, "x", "echo", ":::", "a"}), "", ""};
     CHECK(run.exit_code(30s) == 255);
     CHECK(run.err().find("is not supported by poolrun") != std::string::npos);
     CHECK(run.out().empty());
   }
+}
+
+TEST_CASE("GNU parallel vs poolrun: -d splits ::: values - longer -d - "
+          "--compress - --nice - --result - -t in order" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "-d", " ", "echo", ":::", "1 done"}));
+  check_same(ordered({"-k", "-d", ",", "echo", "x{}y", ":::", "a,b,", "c"}));
+  check_same(ordered({"-k", "echo", "x{}y", ":::", "a\nb", "", "c"}));
+  check_same(ordered({"-k", "-0", "echo", "x{}y", ":::", "a\nb"}));
+  check_same(
+      ordered({"-k", "-d", "\\n\\n", "--tagstring", "{#}", "echo", "ABC;echo"},
+              "1\n2\n\n3\n4\n\n"));
+  check_same(ordered({"-k", "-d", "ab", "echo", "[{}]"}, "1ab2aab3a"));
+  check_same(ordered({"-k", "--compress", "echo", ":::", "OK"}));
+  check_same(ordered({"--nice", "1", "-vv", "echo $(nice)", ":::", "b"}));
+  auto results = sorted({"--result", "res", "echo", ":::", "a", "b"});
+  results.files = {"res/"};
+  check_same(results);
+  // --process-slot-var: {%} - 1; four at once hold four slots.
+  check_same(
+      sorted({"-j4", "--process-slot-var=name", "sleep 0.5; echo $name; : {}",
+              ":::", "a", "b", "c", "d"}));
+  check_same(ordered({"-j1", "-k", "--process-slot-var", "v", "-q", "sh", "-c",
+                      "echo \"$v$0\"", ":::", "a", "b"}));
+  // -i and --replace: an optional value, attached or the next word.
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"-i+", "echo", "repl+ce"},
+           {"--replace", "+", "echo", "repl+ce"},
+           {"--replace==", "echo", "repl=ce"},
+           {"--replace=^", "echo", "repl^ce"}}) {
+    args.insert(args.begin(), {"-k", "-eEND"});
+    check_same(ordered(args, "a\nEND\nb\n"));
+  }
+  // -s N with -X/-m: commands up to N-1 bytes, as GNU parallel packs.
+  std::string gifs;
+  for (int i = 1; i <= 15; ++i)
+    gifs += std::to_string(i) + ".gif\n";
+  for (auto mode : {"-kX", "-km"})
+    check_same(ordered({"-j1", "-s", "80", mode, "echo", "a{}b{.}c{.}"}, gifs));
+  // Without -s, half the longest command less 3000, as GNU parallel: as
+  // many commands (their last arguments differ: GNU parallel probes its
+  // longest command).
+  for (auto word : {"a::b::c::", "x"}) {
+    auto [ours, theirs] = run_both(
+        ordered({"-j1", "-I", "::", "-X", "echo", word}, numbers(1, 10000)));
+    CHECK(lines_of(ours.out).size() == lines_of(theirs.out).size());
+  }
+  // Counts with prefixes: -N 1k is 1000 arguments.
+  check_same(sorted({"-N", "1k", "echo {} | wc -w"}, numbers(1, 2500)));
+  check_same(sorted({"-n", "1K", "echo {} | wc -w"}, numbers(1, 2500)));
+  // -t lines in input order, as GNU parallel starts the jobs.
+  // ulimit -n 30: fewer slots, and every job runs (GNU parallel too).
+  std::vector<std::string> few{"sh", "-c", "ulimit -n 30; exec \"$@\"", "sh"};
+  for (auto& arg : poolrun_argv({"-k", "-j0", "--retries", "2", "--timeout",
+                                 "0.1", "echo {}; sleep {}; false"}))
+    few.push_back(arg);
+  child_process limited{few, numbers(1, 8), ""};
+  CHECK(limited.exit_code(60s) == 8);
+  CHECK(limited.out() == numbers(1, 8));
+  // --delay: the jobs start in input order.
+  for (auto delay : {"0.1s", "0.005m"})
+    check_same(ordered({"--delay", delay, "echo", ":::", "a", "b", "c"}));
+  for (int i = 0; i < 3; ++i) {
+    auto traced = ordered({"-k", "-j8", "-t", "true", "{}ar"}, numbers(1, 40));
+    traced.compare_stderr = true;
+    auto [ours, theirs] = run_both(traced);
+    CHECK(ours.err == theirs.err);
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun: $PARALLEL_ENV - lines going on after a "
+          "blank with -L - header names of \\r\\n files" *
+          doctest::timeout(120)) {
+  auto variable = ordered({"{}", "$v", ":::", "echo"});
+  variable.env = {"PARALLEL_ENV=v='OK as variable'"};
+  check_same(variable);
+  auto file = ordered({"{}", "$v", ":::", "echo"});
+  file.env = {"PARALLEL_ENV=envf"};
+  file.given = {{"envf", "v='OK as file'\n"}};
+  check_same(file);
+  // -L: a line ending in a blank goes on in the next, as in xargs.
+  check_same(ordered({"-kr", "-L2", "echo"}, "foo\n\nole \nbar\nquux\n"));
+  check_same(
+      ordered({"-kr", "-L2", "echo", ":::", "foo", "", "ole ", "bar", "quux"}));
+  check_same(ordered({"--max-lines", "3", "echo"}, "> \n> \n>\n"));
+  check_same(
+      ordered({"-kr", "-L2", "-E", "bar", "echo"}, "foo\n\nole \nbar\nquux\n"));
+  check_same(ordered({"--colsep", ",", "--header", ":", "echo", "{foo}"},
+                     "foo\r\nbar\r\n"));
+  // --results with --header: the fields' names instead of 1, 2.
+  auto named =
+      ordered({"-k", "--header", ":", "--results", "res", "echo", "{1}", "{2}",
+               ":::", "a", "I", "II", ":::", "b", "III"});
+  named.files = {"res/"};
+  check_same(named);
+  auto swapped =
+      ordered({"-k", "--header", ":", "--results", "res", "echo", "{a}", "{b}",
+               ":::", "b", "III", "IIII", ":::", "a", "I"});
+  swapped.files = {"res/"};
+  check_same(swapped); // res/a/I/b/III: in the order of the names
+  // White space after a field's number: {1 }, {1 .}, `{1` newline `}`.
+  check_same(
+      ordered({"-k", "echo {1 .} {1. } {2\n  }", ":::", "a.b", ":::", "c"}));
+  // --nonall: the command once, without arguments (here: locally).
+  check_same(
+      ordered({"-q", "--nonall", "sh", "-c", "echo $#", "_", "a", "b", ""}));
+  check_same(ordered({"--nonall", "echo", "x{}y"}));
+  // --compress would compress --results files: refused, not ignored.
+  child_process run{
+      poolrun_argv({"--compress", "--results", "r", "echo", ":::", "a"}), "",
+      ""};
+  CHECK(run.exit_code(30s) == 255);
 }

@@ -132,7 +132,7 @@ TEST_CASE("--pipe blocks end at record ends - at most the block size" *
           doctest::timeout(10)) {
   record_reader in{pipe_with("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"), true, "\n",
                    "test"};
-  pipe_blocks blocks{in, 10, "\n", "", 0};
+  pipe_blocks blocks{in, {10, "\n", "", 0}};
   std::vector<std::string> out;
   std::string block;
   while (blocks.next(block))
@@ -140,24 +140,67 @@ TEST_CASE("--pipe blocks end at record ends - at most the block size" *
   CHECK(out == std::vector<std::string>{"1\n2\n3\n4\n5\n", "6\n7\n8\n9\n",
                                         "10\n"});
   record_reader long_one{pipe_with("a long record\nb\n"), true, "\n", "t"};
-  pipe_blocks whole{long_one, 4, "\n", "", 0};
+  pipe_blocks whole{long_one, {4, "\n", "", 0}};
   out.clear();
   while (whole.next(block))
     out.push_back(block);
   CHECK(out == std::vector<std::string>{"a long record\n", "b\n"});
   record_reader counted{pipe_with("a;b;c;"), true, "\n", "t"};
-  pipe_blocks by_two{counted, 1000, ";", "", 2};
+  pipe_blocks by_two{counted, {1000, ";", "", 2}};
   out.clear();
   while (by_two.next(block))
     out.push_back(block);
   CHECK(out == std::vector<std::string>{"a;b;", "c;"});
   // --recstart alone: cut just before each start, never at 0.
   record_reader starts{pipe_with("A1\nx\nA2\ny\n"), true, "\n", "t"};
-  pipe_blocks by_start{starts, 1000, "", "A", 1};
+  pipe_blocks by_start{starts, {1000, "", "A", 1}};
   out.clear();
   while (by_start.next(block))
     out.push_back(block);
   CHECK(out == std::vector<std::string>{"A1\nx\n", "A2\ny\n"});
+}
+
+namespace {
+
+std::vector<std::string> blocks_of(const std::string& text, pipe_cut how) {
+  record_reader in{pipe_with(text), true, "\n", "t"};
+  pipe_blocks blocks{in, std::move(how)};
+  std::vector<std::string> out;
+  std::string block;
+  while (blocks.next(block))
+    out.push_back(block);
+  return out;
+}
+
+using strings = std::vector<std::string>;
+
+} // namespace
+
+TEST_CASE("--pipe blocks - --pipepart, --regexp, -L, --recend ''" *
+          doctest::timeout(10)) {
+  auto ten = std::string{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"};
+  // --pipepart --block 5: past 5 bytes to the next record end (GNU).
+  pipe_cut part{5, "\n", "", 0};
+  part.in_place = true;
+  CHECK(blocks_of(ten, part) ==
+        strings{"1\n2\n3\n", "4\n5\n6\n", "7\n8\n9\n", "10\n"});
+  // --pipe -L 4: records of 4 lines; the partial last one apart.
+  pipe_cut lines{1000, "\n", "", 0};
+  lines.lines_per_record = 4;
+  CHECK(blocks_of(ten, lines) ==
+        strings{"1\n2\n3\n4\n5\n6\n7\n8\n", "9\n10\n"});
+  // --regexp: a record end matched, the start looked ahead at.
+  pipe_cut re{1000, "[05]\n", "", 1};
+  re.regexp = true;
+  CHECK(blocks_of(ten, re) == strings{"1\n2\n3\n4\n5\n", "6\n7\n8\n9\n10\n"});
+  pipe_cut starts{1000, "", "b.", 1};
+  starts.regexp = true;
+  CHECK(blocks_of("b1 x b2 y", starts) == strings{"b1 x ", "b2 y"});
+  // --recstart alone with -N 2: two records a block.
+  CHECK(blocks_of("A1\nA2\nA3\n", {1000, "", "A", 2}) ==
+        strings{"A1\nA2\n", "A3\n"});
+  // --recend '': records end anywhere (-n 1: a byte each).
+  CHECK(blocks_of("ab\n", {1000, "", "", 1}) == strings{"a", "b", "\n"});
 }
 
 TEST_CASE(":::+ cuts to the shortest source - --link wraps the shorter" *

@@ -7,7 +7,9 @@
 #   tests/poolrun/run_gnu_suite.sh SRC_DIR [FUNCTION...]   # default: every par_*
 #
 # POOLRUN (default: build/apps/poolrun/poolrun) is the binary; TIMEOUT
-# (default 60) the seconds one function may take. Each function runs as
+# (default 60) the seconds one function may take; FILES (default
+# "0.3s 1s 3s 10s") which of the four files. Each file's count is
+# printed, and with LIST=1 each pass too. Each function runs as
 # the suite's Start.sh runs it ('FUNC 2>&1', /usr/bin shown as /bin) and
 # its lines (run from testsuite/ with LANG=C, $HOME shown as ~), each
 # prefixed with the function's name and a tab, are compared
@@ -20,14 +22,21 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 poolrun=$(realpath "${POOLRUN:-$root/build/apps/poolrun/poolrun}")
 timeout_s=${TIMEOUT:-60}
 out=${OUT:-/tmp/poolrun-suite}
-mkdir -p "$out"
+mkdir -p "$out/bin"
+# Installed as `parallel`, as a user of the drop-in installs it (its
+# messages then start with "parallel:"); a copy, so a rebuild during the
+# run changes nothing.
+cp "$poolrun" "$out/bin/parallel"
 tests=$src/testsuite/tests-to-run
 wanted=$src/testsuite/wanted-results
 passed=0
 failed=0
-for file in "$tests"/parallel-local-{0.3s,1s,3s,10s}.sh; do
+for part in ${FILES:-0.3s 1s 3s 10s}; do
+  file=$tests/parallel-local-$part.sh
   [ -f "$file" ] || continue
   name=$(basename "$file" .sh)
+  file_passed=0
+  file_failed=0
   # The functions the file defines (its own driver line is not run: the
   # 'parallel' it calls with --joblog /tmp/jl-... only swallows its input).
   functions=$(bash -c '
@@ -42,7 +51,7 @@ for file in "$tests"/parallel-local-{0.3s,1s,3s,10s}.sh; do
     # As Start.sh: from testsuite/, LANG=C, a TMPDIR per file, $HOME as ~.
     mkdir -p "/tmp/$name-tmpdir"
     actual=$(cd "$src/testsuite" && LANG=C LC_ALL=C TMPDIR="/tmp/$name-tmpdir" \
-      POOLRUN="$poolrun" timeout "$timeout_s" bash -c '
+      POOLRUN="$out/bin/parallel" timeout "$timeout_s" bash -c '
       parallel() {
         case " $* " in
           *" --joblog /tmp/jl-"*) cat >/dev/null; return 0 ;;
@@ -55,12 +64,16 @@ for file in "$tests"/parallel-local-{0.3s,1s,3s,10s}.sh; do
       perl -pe 's:'"$HOME"':~:g' | sed "s/^/$fn	/")
     if [ "$expected" = "$actual" ]; then
       passed=$((passed + 1))
+      file_passed=$((file_passed + 1))
+      [ -n "${LIST:-}" ] && echo "passed: $name $fn"
     else
       failed=$((failed + 1))
+      file_failed=$((file_failed + 1))
       diff <(printf '%s\n' "$expected") <(printf '%s\n' "$actual") \
         >"$out/$fn.diff"
-      echo "failed: $fn ($out/$fn.diff)"
+      echo "failed: $name $fn ($out/$fn.diff)"
     fi
   done
+  echo "$name: $file_passed passed, $file_failed failed"
 done
 echo "$passed passed, $failed failed"
