@@ -4,7 +4,7 @@
 
 #include <caf/make_message.hpp>
 
-#include "deterministic.hpp"
+#include "asking.hpp"
 #include "pool/detail/dead_set.hpp"
 #include "pool/errors.hpp"
 #include "pool/jobs.hpp"
@@ -144,19 +144,9 @@ int flaky(int x) {
   return x;
 }
 
-struct dead_fixture : pool::test::deterministic {
+struct dead_fixture : pool::test::asking {
   dead_fixture() {
     healed = false;
-  }
-
-  template <class T>
-  T ask_for(const caf::actor& p, caf::message msg) {
-    T result;
-    auto query = self->request(p, caf::infinite, std::move(msg));
-    run();
-    query.receive([&](T& x) { result = std::move(x); },
-                  [](caf::error& err) { FAIL(pool::describe(err)); });
-    return result;
   }
 
   pool::job_page failed(const caf::actor& p, pool::job_filter f = {}) {

@@ -6,7 +6,7 @@
 #include <map>
 #include <memory>
 
-#include "deterministic.hpp"
+#include "asking.hpp"
 #include "pool/jobs.hpp"
 #include "pool/sqlite_store.hpp"
 #include "sqlite_files.hpp"
@@ -107,7 +107,7 @@ struct healing_job {
   }
 };
 
-struct durable_dead_fixture : pool::test::deterministic {
+struct durable_dead_fixture : pool::test::asking {
   pool::test::temp_dir tmp;
   std::string file = tmp.path + "/pool.db";
   healing_job log;
@@ -134,16 +134,6 @@ struct durable_dead_fixture : pool::test::deterministic {
       self->receive([](pool::op_failed_atom, uint64_t, caf::error&) {},
                     [](pool::op_done_atom, uint64_t, caf::message&) {},
                     [](uint64_t) {}, [](caf::error&) {});
-  }
-
-  template <class T>
-  T ask_for(const caf::actor& p, caf::message msg) {
-    T result;
-    auto query = self->request(p, caf::infinite, std::move(msg));
-    run();
-    query.receive([&](T& x) { result = std::move(x); },
-                  [](caf::error& err) { FAIL(pool::describe(err)); });
-    return result;
   }
 
   pool::job_page failed(const caf::actor& p) {
