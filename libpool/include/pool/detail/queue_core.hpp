@@ -157,15 +157,11 @@ public:
 
   // -- observers ------------------------------------------------------------
 
-  work_store& store() { return *store_; }
-
   bool shared() const { return shared_; }
 
   const std::vector<held_answer>& held() const { return held_; }
 
   int failed_commits() const { return failed_commits_; }
-
-  bool flush_scheduled() const { return flush_scheduled_; }
 
 private:
   caf::message counts(time_point now);
