@@ -1,6 +1,7 @@
 # CTest `package.consumer`: installs the build under test into a scratch
 # prefix, then configures, builds and runs tests/consumer (pool::actors,
-# pool::sqlite, pool::postgres, pool::remote and pool::http, each alone)
+# pool::sqlite, pool::postgres, pool::remote, pool::cron and pool::http,
+# each alone)
 # against it with find_package(pool), and checks with ldd that a program
 # links only the store libraries it picked. Run with -P and
 # -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... [-DGENERATOR=...].
@@ -50,10 +51,14 @@ function(check_loads program wanted unwanted)
   endforeach()
   message(STATUS "${program}: loads ${wanted}; not ${unwanted}")
 endfunction()
-check_loads(consumer "" "libpq;libsqlite3")
-check_loads(consumer_sqlite "libsqlite3" "libpq")
-check_loads(consumer_postgres "libpq" "libsqlite3")
-check_loads(consumer_http "" "libpq;libsqlite3")
+# pool::core is CAF and fmt only: spdlog and date-tz come with pool::spdlog
+# and pool::cron.
+check_loads(consumer "" "libpq;libsqlite3;libspdlog;libdate-tz")
+check_loads(consumer_sqlite "libsqlite3" "libpq;libspdlog;libdate-tz")
+check_loads(consumer_postgres "libpq" "libsqlite3;libspdlog;libdate-tz")
+check_loads(consumer_http "" "libpq;libsqlite3;libspdlog;libdate-tz")
+check_loads(consumer_cron "libdate-tz" "libpq;libsqlite3;libspdlog")
+step("${WORK_DIR}/build/consumer_cron")
 step("${WORK_DIR}/build/consumer_remote")
 step("${WORK_DIR}/build/consumer_http")
 # The package version file refuses a version this build is not.

@@ -452,7 +452,8 @@ TEST_CASE_FIXTURE(deterministic,
   frozen.clear();
 }
 
-TEST_CASE("the default logging hook writes through spdlog's logger \"pool\"" *
+TEST_CASE("with pool::spdlog linked the default logging hook writes through "
+          "spdlog's logger \"pool\"" *
           doctest::timeout(30)) {
   spdlog::drop("pool"); // made by the default hook in earlier tests
   std::ostringstream out;

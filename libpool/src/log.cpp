@@ -1,7 +1,12 @@
 #include "pool/log.hpp"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+
+#include <fmt/format.h>
 
 namespace pool {
 
@@ -20,42 +25,50 @@ std::string to_string(log_level x) {
 
 namespace {
 
-std::shared_ptr<spdlog::logger> pool_logger() {
-  // spdlog's registry is the single place a logger named "pool" lives, so an
-  // application that registered its own keeps it.
-  if (auto existing = spdlog::get("pool"))
-    return existing;
-  try {
-    return spdlog::stderr_color_mt("pool");
-  } catch (const spdlog::spdlog_ex&) {
-    return spdlog::get("pool"); // Another thread registered it first.
-  }
-}
+/// Set once, by a target's registering object, before main.
+std::atomic<log_hook (*)()> registered_default{nullptr};
 
-spdlog::level::level_enum spdlog_level(log_level x) {
-  switch (x) {
-    case log_level::debug:
-      return spdlog::level::debug;
-    case log_level::info:
-      return spdlog::level::info;
-    case log_level::warning:
-      return spdlog::level::warn;
-    default:
-      return spdlog::level::err;
-  }
+std::string local_time_now() {
+  using namespace std::chrono;
+  auto now = system_clock::now();
+  auto secs = system_clock::to_time_t(now);
+  auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count()
+                % 1000;
+  std::tm local{};
+  localtime_r(&secs, &local);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  return fmt::format("{}.{:03}", text, millis);
 }
 
 } // namespace
 
-log_hook default_log_hook() {
+log_hook stderr_log_hook() {
   return [](log_level level, const std::string& pool, const std::string& text) {
-    if (auto logger = pool_logger())
-      logger->log(spdlog_level(level), "[{}] {}", pool, text);
+    auto line = fmt::format("[{}] [pool] [{}] [{}] {}\n", local_time_now(),
+                            to_string(level), pool, text);
+    static std::mutex mtx;
+    std::lock_guard<std::mutex> guard{mtx};
+    std::fwrite(line.data(), 1, line.size(), stderr);
   };
+}
+
+log_hook default_log_hook() {
+  if (auto make = registered_default.load())
+    return make();
+  return stderr_log_hook();
 }
 
 log_hook silent_log_hook() {
   return [](log_level, const std::string&, const std::string&) {};
 }
+
+namespace detail {
+
+void register_default_log_hook(log_hook (*make)()) {
+  registered_default.store(make);
+}
+
+} // namespace detail
 
 } // namespace pool

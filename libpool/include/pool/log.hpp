@@ -22,12 +22,25 @@ std::string to_string(log_level x);
 using log_hook = std::function<void(log_level level, const std::string& pool,
                                     const std::string& text)>;
 
-/// The default hook: spdlog's logger named `"pool"` (stderr, created on
-/// first use; an application may register its own logger of that name
-/// with spdlog beforehand to send the lines elsewhere). Thread-safe.
+/// The default hook. In a program that links `pool::spdlog`, spdlog's
+/// logger named `"pool"` (`spdlog_log_hook()` in `pool/spdlog_hook.hpp`);
+/// otherwise `stderr_log_hook()`. Thread-safe.
 log_hook default_log_hook();
+
+/// A line per call on stderr, in spdlog's default layout without colours:
+/// `[2026-11-27 20:00:00.123] [pool] [warning] [<pool name>] <text>`.
+/// Whole lines: concurrent calls never interleave. Thread-safe.
+log_hook stderr_log_hook();
 
 /// A hook that drops every line.
 log_hook silent_log_hook();
+
+namespace detail {
+
+/// What `default_log_hook()` returns; `pool::spdlog` registers its hook
+/// here when linked. Not for applications: pass `pool_options::log`.
+void register_default_log_hook(log_hook (*make)());
+
+} // namespace detail
 
 } // namespace pool
