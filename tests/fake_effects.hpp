@@ -71,7 +71,7 @@ struct fake_effects : shepherd_effects {
     log_.push_back({kill ? "kill" : "stop", caf::message{}, key_number(w.key)});
   }
 
-  void respond(const reply_to& to, caf::message msg) override {
+  void respond(const reply_to& to, caf::message&& msg) override {
     log_.push_back({"respond", std::move(msg), to.id.integer_value()});
   }
 

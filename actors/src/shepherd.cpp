@@ -95,9 +95,9 @@ private:
   caf::result<caf::message> on_submit(caf::message_view& view);
 
   /// A plain submit's input, from the typed submit handler.
-  void on_plain_submit(caf::message payload);
+  void on_plain_submit(caf::message&& payload);
 
-  static void plain_submit(void* self, caf::message payload) {
+  static void plain_submit(void* self, caf::message&& payload) {
     static_cast<shepherd_actor*>(self)->on_plain_submit(std::move(payload));
   }
 
@@ -160,7 +160,7 @@ private:
     }
   }
 
-  void respond(const reply_to& to, caf::message msg) override {
+  void respond(const reply_to& to, caf::message&& msg) override {
     // What a response promise does, without making one.
     if (!to.source)
       return;
@@ -279,7 +279,7 @@ caf::result<caf::message> shepherd_actor::on_submit(caf::message_view& view) {
   return caf::delegated<caf::message>{};
 }
 
-void shepherd_actor::on_plain_submit(caf::message payload) {
+void shepherd_actor::on_plain_submit(caf::message&& payload) {
   auto& elem = *current_mailbox_element();
   if (elem.stages.empty() && !elem.mid.is_answered() && core_.takes_plain()) {
     // Answered later with the outcome, from the caller's address and the
@@ -388,6 +388,28 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](status_reply_atom, caf::timespan ran) {
         core_.slow_job(sender_key(), ran);
       },
+      // -- answers from the queue, matched in order (from nobody else); with
+      // the workers' reports, the messages of every batch: matched first
+      [this](queue_counts& counts) {
+        if (from_queue())
+          core_.on_counts(counts);
+      },
+      [this](queue_msg::key_found_atom, uint64_t found) {
+        if (from_queue())
+          core_.on_key_found(found);
+      },
+      [this](operation_record& rec) {
+        if (from_queue())
+          core_.on_record(rec);
+      },
+      [this](std::vector<work_record>& records) {
+        if (from_queue())
+          core_.on_work(std::move(records));
+      },
+      [this](no_work_atom, caf::timespan wait) {
+        if (from_queue())
+          core_.on_no_work(wait);
+      },
       // -- the shepherd's own timers (from nobody else)
       [this](const timer_event& ev) {
         if (from_self())
@@ -454,27 +476,6 @@ caf::behavior shepherd_actor::make_behavior() {
         if (auto err = core_.join(worker_handle{std::move(worker), key}))
           return err;
         return caf::unit;
-      },
-      // -- answers from the queue, matched in order (from nobody else)
-      [this](queue_counts& counts) {
-        if (from_queue())
-          core_.on_counts(counts);
-      },
-      [this](queue_msg::key_found_atom, uint64_t found) {
-        if (from_queue())
-          core_.on_key_found(found);
-      },
-      [this](operation_record& rec) {
-        if (from_queue())
-          core_.on_record(rec);
-      },
-      [this](std::vector<work_record>& records) {
-        if (from_queue())
-          core_.on_work(std::move(records));
-      },
-      [this](no_work_atom, caf::timespan wait) {
-        if (from_queue())
-          core_.on_no_work(wait);
       },
       // -- what a shared store learned, from the queue unasked
       [this](queue_msg::lost_atom, const std::vector<uint64_t>& ops) {

@@ -21,9 +21,9 @@ namespace pool {
 /// shepherd actor that runs the handler (`fn(self, payload)`).
 struct submit_sink {
   void* self = nullptr;
-  void (*fn)(void* self, caf::message payload) = nullptr;
+  void (*fn)(void* self, caf::message&& payload) = nullptr;
 
-  void operator()(caf::message payload) const {
+  void operator()(caf::message&& payload) const {
     fn(self, std::move(payload));
   }
 };

@@ -296,13 +296,17 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
         self->quit(std::move(broken));
         return;
       }
-      if (each)
+      if (each) {
         report(shepherd, record.id, std::move(outcome));
-      else if (outcome)
-        outcomes.push_back({record.id, std::move(*outcome), caf::error{}});
+        continue;
+      }
+      // (Built in place: one move of the result, not two.)
+      auto& out = outcomes.emplace_back();
+      out.id = record.id;
+      if (outcome)
+        out.result = std::move(*outcome);
       else
-        outcomes.push_back(
-            {record.id, caf::message{}, std::move(outcome.error())});
+        out.error = std::move(outcome.error());
     }
     if (each && batch.size() > 1) {
       batch.erase(batch.begin());

@@ -14,7 +14,7 @@ uint64_t operation_table::add(operation op, time_point now,
   return id;
 }
 
-uint64_t operation_table::add_plain(caf::message payload, reply_to caller,
+uint64_t operation_table::add_plain(caf::message&& payload, reply_to&& caller,
                                     time_point now, uint64_t intake) {
   auto id = next_id_++;
   uint32_t index;
@@ -275,7 +275,7 @@ uint64_t operation_table::find_key(const std::string& key) const {
   return i != keys_.end() ? i->second : 0;
 }
 
-void operation_table::count_key(uint64_t id, int delta) {
+void operation_table::count_own_key(uint64_t id, int delta) {
   auto extras = find_extras(id);
   if (extras == nullptr || extras->concurrency_key.empty())
     return;

@@ -83,7 +83,7 @@ void queue_link::transmit(pending_exchange x) {
             auto live = ex.ids.begin();
             for (auto& id : ex.ids) {
               if (auto op = table_.current(id)) {
-                records.push_back(table_.record_of(id, *op));
+                table_.append_record(records, id, *op);
                 *live++ = id;
               }
             }
@@ -226,6 +226,7 @@ void queue_link::flush_group() {
     return;
   exchange::add_many x;
   x.ids.swap(grouped_);
+  grouped_.swap(spare_); // (empty, with the room the last group had)
   transmit(pending_exchange{std::move(x), 0});
 }
 

@@ -161,6 +161,7 @@ void shepherd_core::on_counts(const queue_counts& counts) {
   note_available();
   if (std::holds_alternative<exchange::record>(*ex))
     check_drained(); // An outcome is on disk now.
+  link_.recycle(*ex);
 }
 
 void shepherd_core::on_work(std::vector<work_record> records) {
@@ -303,7 +304,7 @@ void shepherd_core::terminate(const caf::error& reason) {
       fx_.tell(ended.op.caller.source,
                caf::make_message(op_failed_atom_v, id, err));
     else if (ended.op.caller)
-      fx_.respond(ended.op.caller, msg);
+      fx_.respond(ended.op.caller, caf::message{msg});
     else if (ended.forwarded())
       fx_.deliver(ended.extras->forwarded, msg);
   }

@@ -55,7 +55,7 @@ void shepherd_core::submit(submission sub) {
   }
 }
 
-void shepherd_core::submit_plain(reply_to caller, caf::message payload) {
+void shepherd_core::submit_plain(reply_to&& caller, caf::message&& payload) {
   // What `submit` and `accept` do for a plain submit that `takes_plain`,
   // and nothing else.
   auto t = now();

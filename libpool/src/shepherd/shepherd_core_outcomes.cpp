@@ -85,12 +85,15 @@ void shepherd_core::status(const void* key,
                is(outcomes.back().error, pool_errc::resource_broken);
   if (slot->ahead > 0 && !stops &&
       outcomes.size() + slot->ahead == slot->held.size()) {
-    // The whole batch: it runs the one sent ahead now.
+    // The whole batch: it runs the one sent ahead now (nothing goes back).
     auto end = slot->held.begin() + static_cast<ptrdiff_t>(outcomes.size());
-    held.assign(slot->held.begin(), end);
     slot->held.erase(slot->held.begin(), end);
     slot->started = t;
     disp_.start_ahead(worker, *slot);
+  } else if (slot->ahead == 0 && outcomes.size() == slot->held.size()) {
+    // The whole batch, nothing sent ahead: nothing goes back either.
+    disp_.clear_held(*slot);
+    done_holding(worker, *slot);
   } else {
     // (A worker that stopped early returns the rest, the batch sent ahead
     // too.)
@@ -221,7 +224,7 @@ void shepherd_core::fail(uint64_t id, caf::error err) {
   settle(id, caf::make_message(std::move(err)), false);
 }
 
-void shepherd_core::settle(uint64_t id, caf::message outcome, bool done) {
+void shepherd_core::settle(uint64_t id, caf::message&& outcome, bool done) {
   auto ended = table_.end(id);
   auto& op = ended.op;
   if (op.tracked) {

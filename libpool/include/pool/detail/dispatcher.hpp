@@ -126,6 +126,13 @@ public:
   /// that the worker never runs it; `slot.held` is left empty.
   std::vector<attempt_id> release_held(worker_slot& slot);
 
+  /// `release_held` of a worker that reported every attempt it held (none
+  /// sent ahead): nothing goes back, and the slot keeps its buffer.
+  void clear_held(worker_slot& slot) {
+    slot.held.clear();
+    forget_ahead(slot);
+  }
+
   // -- lifecycle hooks --------------------------------------------------------
 
   /// The operation ended: it leaves the buffer; if it was sent ahead, the

@@ -141,7 +141,7 @@ public:
 
   /// Accepts a plain operation (the pool's policy, no extras), due at
   /// `now`, its outcome for `caller`; returns its id.
-  uint64_t add_plain(caf::message payload, reply_to caller, time_point now,
+  uint64_t add_plain(caf::message&& payload, reply_to&& caller, time_point now,
                      uint64_t intake);
 
   /// Accepts `op` under `id` (an operation adopted from a durable store);
@@ -311,6 +311,15 @@ public:
     return i != extras_.end() ? &i->second : nullptr;
   }
 
+  /// Appends `record_of(id, op)` to `out`, built in place for most.
+  void append_record(std::vector<work_record>& out, const attempt_id& id,
+                     const operation& op) {
+    if (!op.own_policy_ && extras_.empty())
+      out.emplace_back(id, op.payload);
+    else
+      out.push_back(own_record_of(id, op));
+  }
+
   /// The queue entry of attempt `id` of `op`: its payload, priority and
   /// concurrency key.
   work_record record_of(const attempt_id& id, const operation& op) {
@@ -386,7 +395,12 @@ private:
 
   /// Counts a held operation of a concurrency key (`delta` 1) or one that
   /// is no longer held (-1).
-  void count_key(uint64_t id, int delta);
+  void count_key(uint64_t id, int delta) {
+    if (!extras_.empty()) // (Only an operation with extras has a key.)
+      count_own_key(id, delta);
+  }
+
+  void count_own_key(uint64_t id, int delta);
 
   static constexpr uint32_t npos = ~uint32_t{0};
 

@@ -138,6 +138,16 @@ public:
   /// its way.
   std::optional<pending_exchange::kind> take(answer_kind kind);
 
+  /// Done with an exchange `take` gave: keeps the buffer of a group's ids
+  /// for the next group (a group is one allocation, not a growing one).
+  void recycle(pending_exchange::kind& x) {
+    if (auto many = std::get_if<exchange::add_many>(&x);
+        many != nullptr && many->ids.capacity() > spare_.capacity()) {
+      many->ids.clear();
+      spare_.swap(many->ids);
+    }
+  }
+
   /// The queue was respawned: sends everything still pending again, in the
   /// order it was first sent (answers arrive before the down message, so
   /// none of it reached the old queue's store).
@@ -193,6 +203,8 @@ private:
   /// Adds of entries due now still pending; grouped entries wait for them.
   size_t adds_pending_ = 0;
   std::vector<attempt_id> grouped_;
+  /// An empty buffer with room, for the next group (see `recycle`).
+  std::vector<attempt_id> spare_;
   bool group_adds_ = true;
 };
 

@@ -74,7 +74,7 @@ public:
 
   /// Accepts a plain submit that `takes_plain`: its outcome answers
   /// `caller` (nobody when empty).
-  void submit_plain(reply_to caller, caf::message payload);
+  void submit_plain(reply_to&& caller, caf::message&& payload);
 
   /// The pool's figures now (answered by the shepherd itself).
   pool_stats stats();
@@ -319,7 +319,7 @@ private:
   void fail(uint64_t id, caf::error err);
 
   /// Delivers an outcome and forgets the operation; fans the end out.
-  void settle(uint64_t id, caf::message outcome, bool done);
+  void settle(uint64_t id, caf::message&& outcome, bool done);
 
   /// Forgets an operation without telling anyone (its caller was told).
   void forget(uint64_t id);

@@ -98,7 +98,7 @@ public:
   // -- callers ----------------------------------------------------------------
 
   /// Answers the request `to` with `msg`.
-  virtual void respond(const reply_to& to, caf::message msg) = 0;
+  virtual void respond(const reply_to& to, caf::message&& msg) = 0;
 
   /// Answers through a promise.
   virtual void deliver(caf::response_promise& promise, caf::message msg) = 0;
