@@ -2,9 +2,10 @@
 // chromedriver over WebDriver, loads the page of a pool with work in
 // flight, reads the figures from the DOM, sees them change, and saves a
 // screenshot (POOL_SCREENSHOT, else dashboard.png in the working
-// directory; docs/images/dashboard.png is one); then retries a failed job
-// from its row and saves another (POOL_DEAD_SCREENSHOT, else
-// dead_set.png). Every wait is bounded.
+// directory; docs/images/dashboard.png is one); then opens a failed job's
+// own page from its row (POOL_JOB_SCREENSHOT, else job_page.png), retries
+// it there and saves another (POOL_DEAD_SCREENSHOT, else dead_set.png).
+// Every wait is bounded.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -310,16 +311,46 @@ TEST_CASE("the page shows live figures that change" * doctest::timeout(180)) {
     REQUIRE_FALSE(id.empty());
     auto row = "[data-pool='images'] tr[data-job='" + id + "']";
     CHECK_NE(d.text(row).find("flaky input"), std::string::npos);
+    // Its own page (a link to share): every failed attempt, and the retry.
     d.script("window.confirm = () => true;"
              "document.querySelector('#token').value = "
              "'browser-test-token-0123456789';"
              "document.querySelector(\""
-             + row + " [data-job-action='retry']\").click(); return true;");
+             + row + " [data-job-link]\").click(); return true;");
+    auto field = [&](const std::string& name) {
+      return d.script("const f = document.querySelector(\"#job-page "
+                      "[data-job-field='" + name + "']\"); return f ? "
+                      "f.textContent : ''").get<std::string>();
+    };
+    poll_page([&] { return !field("history").empty(); });
+    CHECK_EQ(d.script("return location.hash").get<std::string>(),
+             "#job/images/" + id);
+    CHECK_EQ(field("state").rfind("failed", 0), 0u);
+    CHECK_EQ(field("attempt"), "2"); // max_attempts(2)
+    CHECK_NE(field("history").find("flaky input"), std::string::npos);
+    CHECK_EQ(field("input").rfind("(", 0), 0u); // the int, with the token
+    png = base64_decode(d.call("GET", "/screenshot").get<std::string>());
+    CHECK_EQ(png.substr(1, 3), "PNG");
+    auto job_png = std::getenv("POOL_JOB_SCREENSHOT")
+                       ? std::getenv("POOL_JOB_SCREENSHOT")
+                       : "job_page.png";
+    std::ofstream{job_png, std::ios::binary} << png;
+    d.script("document.querySelector(\"#job-page "
+             "[data-job-action='retry']\").click(); return true;");
     auto logged = "jobs/" + id + "/retry images: ok";
     poll_page([&] {
       return d.text("#action-log").find(logged) != std::string::npos;
     });
     CHECK_NE(d.text("#action-log").find(logged), std::string::npos);
+    // Retried as a new operation: the page says this one is gone.
+    poll_page([&] { return !field("none").empty(); });
+    CHECK_NE(field("none").find("retried"), std::string::npos);
+    d.script("document.querySelector('[data-job-back]').click(); "
+             "return true;");
+    poll_page([&] {
+      return d.script("return document.querySelector('#job-page').hidden")
+          .get<bool>();
+    });
     auto gone = [&] {
       return d.script("return !document.querySelector(\"" + row + "\")")
           .get<bool>();

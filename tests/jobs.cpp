@@ -5,6 +5,7 @@
 #include <map>
 
 #include "deterministic.hpp"
+#include "pool/events.hpp"
 #include "pool/jobs.hpp"
 
 using namespace std::chrono_literals;
@@ -136,4 +137,61 @@ TEST_CASE_FIXTURE(jobs_fixture,
   CHECK(pool::job_state_from("retrying") == job_state::retrying);
   CHECK(!pool::job_state_from("dead"));
   CHECK(!ask(p, caf::make_message(pool::resume_atom_v)));
+}
+
+namespace {
+
+/// An input without `inspect`: CAF has no text for it.
+struct render_job {
+  std::string command;
+  int exit_code = 0;
+};
+
+} // namespace
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(render_job)
+
+TEST_CASE_FIXTURE(jobs_fixture,
+                  "describe_values: an input type says how it reads in the "
+                  "jobs view and the events, instead of CAF's text" *
+                      doctest::timeout(30)) {
+  // Before: CAF's own rendering of a type it cannot print.
+  auto before = pool::describe_message(
+      caf::make_message(render_job{"./job.sh 86", 3}, 7));
+  CHECK(before.find("job.sh") == std::string::npos);
+  pool::describe_values<render_job>([](const render_job& x) {
+    return x.command + " (exit " + std::to_string(x.exit_code) + ")";
+  });
+  CHECK(pool::describe_message(caf::make_message(render_job{"./job.sh 86", 3},
+                                                 7))
+        == "(./job.sh 86 (exit 3), 7)");
+  // Other types keep CAF's text; an empty message reads as before.
+  CHECK(pool::describe_message(caf::make_message(7, std::string{"x"}))
+        == caf::to_string(caf::make_message(7, std::string{"x"})));
+  CHECK(pool::describe_message(caf::message{})
+        == caf::to_string(caf::message{}));
+  // A describer that throws shows why, and takes nothing down.
+  pool::describe_values<int>(
+      [](const int&) -> std::string { throw std::runtime_error("no ints"); });
+  CHECK(pool::describe_message(caf::make_message(1))
+        == "(<describe failed: no ints>)");
+  pool::describe_values<int>([](const int& x) { return "#" + std::to_string(x); });
+  // Through a pool: the jobs view shows the input as described.
+  auto p = spawn_with([](render_job x) { return x.exit_code; },
+                      pool::pool_options{}.workers(1).lookahead(false));
+  run();
+  frozen = "pool.worker";
+  self->send(p, pool::enqueue_atom_v, render_job{"./job.sh 1", 0});
+  self->send(p, pool::enqueue_atom_v, render_job{"./job.sh 2", 0});
+  run();
+  auto pg = page(p);
+  REQUIRE(pg.jobs.size() == 2);
+  CHECK(pg.jobs[1].payload == "(./job.sh 2 (exit 0))");
+  pool::pool_event done;
+  done.kind = pool::event_kind::completed;
+  done.operation = 9;
+  done.result = caf::make_message(4);
+  CHECK(pool::to_string(done) == "completed op#9 result=(#4)");
+  frozen.clear();
+  run();
 }

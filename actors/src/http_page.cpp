@@ -51,6 +51,12 @@ ul.log li code { background: #f1f3f6; padding: 0 .2em; }
 table.jobs { width: 100%; border-collapse: collapse; font-size: .85em; margin-top: .3em; }
 table.jobs td, table.jobs th { text-align: left; padding: .1em .4em; border-bottom: 1px solid #eceef2; }
 table.jobs td code { background: #f1f3f6; }
+#job-page { margin: 1em 1em 0; }
+#job-page[hidden] { display: none; }
+#job-page dl { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em; margin: .5em 0; }
+#job-page dt { color: #5b6475; }
+#job-page dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
+#job-page code { background: #f1f3f6; white-space: pre-wrap; }
 </style>
 </head>
 <body>
@@ -58,6 +64,7 @@ table.jobs td code { background: #f1f3f6; }
   <h1>pool</h1><span id="conn">connecting</span><span class="grow"></span>
   <label>operator token <input id="token" type="password" autocomplete="off" size="24"></label>
 </header>
+<section id="job-page" class="card" data-job-page hidden></section>
 <main id="pools"></main>
 <ul id="action-log" class="log"></ul>
 <script src="/app.js"></script>
@@ -261,7 +268,7 @@ async function refreshJobs(name, card) {
     if (!r.ok) { card.jobSummary.textContent = `jobs: ${d.error}`; return; }
     card.jobSummary.textContent = `jobs (${d.total} held)`;
     card.jobs.replaceChildren(...d.jobs.map(j => el('tr', {'data-job': String(j.id), 'data-state': j.state}, [
-      el('td', {}, [`op#${j.id}`]), el('td', {}, [j.state]), el('td', {}, [String(j.attempt)]),
+      el('td', {}, [el('a', {href: jobHref(name, j.id), 'data-job-link': String(j.id)}, [`op#${j.id}`])]), el('td', {}, [j.state]), el('td', {}, [String(j.attempt)]),
       el('td', {}, [fmtDur(j.age)]), el('td', {}, [j.holder || j.last_error || '',
         ...(j.state === 'failed' && j.history ? [el('ul', {}, j.history.map(a => el('li', {}, [`attempt ${a.attempt} at +${fmtDur(a.after_submit)}: `, el('code', {}, [a.error])])))] : [])]),
       el('td', {}, [el('code', {}, [j.payload || ''])]),
@@ -270,17 +277,63 @@ async function refreshJobs(name, card) {
     card.jobSummary.textContent = `jobs: ${e}`;
   }
 }
-// Retry or discard one failed job (behind the operator token).
-function jobButton(name, card, id, verb) {
+// Retry or discard one failed job (behind the operator token); `after`
+// runs once the pool answered.
+function jobButton(name, card, id, verb, after) {
   const attrs = {type: 'button', 'data-job-action': verb};
   if (!actionsEnabled) attrs.disabled = '';
   const b = el('button', attrs, [verb]);
   b.addEventListener('click', () => {
     if (verb === 'discard' && !confirm(`Discard failed op#${id} of '${name}' for good?`)) return;
-    act(name, `jobs/${id}/${verb}`, {}).then(() => refreshJobs(name, card));
+    act(name, `jobs/${id}/${verb}`, {}).then(() => { if (card) refreshJobs(name, card); if (after) after(); });
   });
   return b;
 }
+// A job's own page (#job/<pool>/<id>, a link to share): every field the
+// jobs view has, its input (with the token) and its attempt history,
+// and retry or discard for a failed one.
+function jobHref(name, id) { return `#job/${encodeURIComponent(name)}/${id}`; }
+async function showJobPage() {
+  const page = $('#job-page');
+  const m = /^#job\/([^/]+)\/(\d+)$/.exec(location.hash);
+  if (!m) { page.hidden = true; page.replaceChildren(); return; }
+  const name = decodeURIComponent(m[1]), id = m[2];
+  page.hidden = false;
+  const back = el('a', {href: '#', 'data-job-back': ''}, ['back to the pools']);
+  const title = el('h2', {}, [`op#${id} of '${name}'`]);
+  const headers = tokenInput.value ? {'Authorization': 'Bearer ' + tokenInput.value} : {};
+  let j = null, why = '';
+  try {
+    const r = await fetch(`/api/pools/${encodeURIComponent(name)}/jobs?id=${id}&limit=1`, {cache: 'no-store', headers});
+    const d = await r.json();
+    if (!r.ok) why = d.error; else j = d.jobs.find(x => String(x.id) === id) || null;
+  } catch (e) { why = String(e); }
+  if (!j) {
+    page.replaceChildren(title, el('p', {'data-job-field': 'none'}, [why || `'${name}' holds no op#${id} now: it finished, or was retried (as a new operation) or discarded.`]), back);
+    return;
+  }
+  const row = (k, label, v) => [el('dt', {}, [label]), el('dd', {'data-job-field': k}, [v])];
+  const when = j.since < 0 ? `due in ${fmtDur(-j.since)}` : `for ${fmtDur(j.since)}`;
+  const dl = el('dl', {}, [
+    ...row('state', 'state', `${j.state} ${when}`),
+    ...row('attempt', 'attempt', String(j.attempt)),
+    ...row('age', 'submitted', `${fmtDur(j.age)} ago`),
+    ...row('priority', 'priority', String(j.priority)),
+    ...(j.key ? row('key', 'unique key', j.key) : []),
+    ...(j.concurrency_key ? row('concurrency_key', 'concurrency key', j.concurrency_key) : []),
+    ...(j.holder ? row('holder', 'held by', j.holder) : []),
+    ...row('input', 'input', j.payload ? el('code', {}, [j.payload]) : '(with the operator token)'),
+    ...(j.last_error ? row('last_error', 'last error', el('code', {}, [j.last_error])) : [])]);
+  const history = el('table', {class: 'jobs', 'data-job-field': 'history'}, [
+    el('thead', {}, [el('tr', {}, ['attempt', 'failed at', 'why'].map(h => el('th', {}, [h])))]),
+    el('tbody', {}, (j.history || []).map(a => el('tr', {}, [el('td', {}, [String(a.attempt)]),
+      el('td', {}, [`+${fmtDur(a.after_submit)}`]), el('td', {}, [el('code', {}, [a.error])])])))]);
+  const actions = el('div', {class: 'actions'}, j.state === 'failed'
+    ? ['retry', 'discard'].map(v => jobButton(name, cards.get(name), j.id, v, showJobPage)) : []);
+  page.replaceChildren(title, dl, el('h3', {}, [`failed attempts (${(j.history || []).length})`]), history, actions, back);
+}
+window.addEventListener('hashchange', showJobPage);
+showJobPage();
 async function act(pool, action, body) {
   const line = el('li', {}, [`${new Date().toLocaleTimeString()} ${action} ${pool}: …`]);
   $('#action-log').prepend(line);

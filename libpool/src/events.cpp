@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "pool/errors.hpp"
+#include "pool/jobs.hpp"
 
 namespace pool {
 
@@ -34,7 +35,7 @@ std::string to_string(const pool_event& x) {
   switch (x.kind) {
     case event_kind::completed:
       return fmt::format("completed op#{} result={}", x.operation,
-                         caf::to_string(x.result));
+                         describe_message(x.result));
     case event_kind::failed:
       return fmt::format("failed op#{}: {}", x.operation, describe(x.error));
     case event_kind::retried:

@@ -1,5 +1,12 @@
 #include "pool/jobs.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <utility>
+#include <vector>
+
 #include <caf/message.hpp>
 
 #include "pool/errors.hpp"
@@ -40,8 +47,72 @@ std::vector<job_attempt> job_history(const std::vector<attempt_failure>& xs) {
   return result;
 }
 
+namespace {
+
+struct describers {
+  std::mutex mtx;
+  std::vector<std::pair<caf::rtti_pair, std::function<std::string(const void*)>>>
+    fns;
+  /// Whether `fns` has any: rendering without a describer takes no lock.
+  std::atomic<bool> any{false};
+};
+
+describers& registry() {
+  static describers x;
+  return x;
+}
+
+} // namespace
+
+void detail::register_describer(caf::rtti_pair type,
+                                std::function<std::string(const void*)> f) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> guard{reg.mtx};
+  for (auto& x : reg.fns) {
+    if (x.first == type) {
+      x.second = std::move(f);
+      return;
+    }
+  }
+  reg.fns.emplace_back(type, std::move(f));
+  reg.any = true;
+}
+
+std::string describe_message(const caf::message& x) {
+  auto& reg = registry();
+  if (!reg.any || x.empty())
+    return caf::to_string(x);
+  // (A copy: a describer may itself render, or register, without a
+  // deadlock.)
+  decltype(reg.fns) fns;
+  {
+    std::lock_guard<std::mutex> guard{reg.mtx};
+    fns = reg.fns;
+  }
+  std::string result = "(";
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i > 0)
+      result += ", ";
+    auto type = x.type(i);
+    auto fn = std::find_if(fns.begin(), fns.end(),
+                           [&](const auto& y) { return y.first == type; });
+    if (fn == fns.end()) {
+      result += x.stringify(i);
+      continue;
+    }
+    try {
+      result += fn->second(x.get(i));
+    } catch (std::exception& ex) {
+      result += std::string{"<describe failed: "} + ex.what() + ">";
+    } catch (...) {
+      result += "<describe failed>";
+    }
+  }
+  return result + ")";
+}
+
 std::string job_payload_text(const caf::message& payload) {
-  auto text = caf::to_string(payload);
+  auto text = describe_message(payload);
   if (text.size() > 200)
     text = text.substr(0, 200) + "...";
   return text;

@@ -8,6 +8,7 @@
 // (`(retry_jobs, job_filter)`, `(disc_jobs, job_filter)` -> `jobs_acted`).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
+#include <caf/rtti_pair.hpp>
 #include <caf/timespan.hpp>
 
 namespace pool {
@@ -151,8 +153,35 @@ struct attempt_failure;
 /// An attempt history as a page shows it.
 std::vector<job_attempt> job_history(const std::vector<attempt_failure>& xs);
 
-/// An input as a page shows it: its text, cut at 200 characters.
+/// An input as a page shows it: `describe_message`, cut at 200 characters.
 std::string job_payload_text(const caf::message& payload);
+
+namespace detail {
+
+void register_describer(caf::rtti_pair type,
+                        std::function<std::string(const void*)> f);
+
+} // namespace detail
+
+/// How a pool shows values of type `T` (an input or a result) to its
+/// operators: the jobs view and the dead set (`job_info::payload`), the
+/// completed events (`to_string(pool_event)`) and whatever renders through
+/// `describe_message`. The default is CAF's `inspect`-based text, which
+/// reads poorly for some types (`(poolrun::job_result("./job.sh 86", ...))`)
+/// and is `<unprintable>` for a type without `inspect` (an unsafe message
+/// type). Process-wide; a second call for `T` replaces the first; `f` must
+/// not throw (a throw shows as `<describe failed: what>`). Thread-safe.
+template <class T>
+void describe_values(std::function<std::string(const T&)> f) {
+  detail::register_describer(
+      caf::make_rtti_pair<T>(), [f = std::move(f)](const void* x) {
+        return f(*static_cast<const T*>(x));
+      });
+}
+
+/// `x` as a pool shows values: `(a, b, ...)`, each element through the
+/// `describe_values` function of its type, else CAF's text.
+std::string describe_message(const caf::message& x);
 
 /// What is wrong with `x`; empty when nothing.
 std::string check(const job_filter& x);
