@@ -89,8 +89,7 @@ void dispatcher::on_work(const exchange::get& ask,
   queue_available_ -= std::min<uint64_t>(queue_available_, records.size());
   if (!ask.worker) {
     prefetching_ -= ask.wanted;
-    for (auto& record : records)
-      ready_.push_back(std::move(record));
+    ready_.append(std::move(records));
     serve_askers();
     serve_lookahead();
     return;
@@ -308,14 +307,7 @@ void dispatcher::arm_due(caf::timespan wait) {
 }
 
 dispatcher::record_batch dispatcher::take_ready(size_t n) {
-  record_batch batch;
-  n = std::min(n, ready_.size());
-  batch.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    batch.push_back(std::move(ready_.front()));
-    ready_.pop_front();
-  }
-  return batch;
+  return ready_.take(n);
 }
 
 void dispatcher::serve_askers() {
@@ -369,8 +361,7 @@ void dispatcher::operation_ended(uint64_t id, const operation& op) {
     auto obsolete = [id](const work_record& x) {
       return x.id.operation == id;
     };
-    ready_.erase(std::remove_if(ready_.begin(), ready_.end(), obsolete),
-                 ready_.end());
+    ready_.remove_if(obsolete);
   }
   if (keys_.parked() > 0) {
     keys_.remove(id);

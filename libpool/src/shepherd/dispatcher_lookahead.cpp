@@ -174,8 +174,7 @@ void dispatcher::take_back_oldest() {
     auto back = take_back(*slot);
     if (back.empty())
       continue; // (Started, or nothing left in it.)
-    for (auto& record : back)
-      ready_.push_back(std::move(record));
+    ready_.append(std::move(back));
     return;
   }
 }
@@ -193,8 +192,7 @@ void dispatcher::take_back_all() {
 
 void dispatcher::put_first(record_batch back) {
   // Older than anything ready: first in line again.
-  ready_.insert(ready_.begin(), std::make_move_iterator(back.begin()),
-                std::make_move_iterator(back.end()));
+  ready_.push_front(std::move(back));
 }
 
 void dispatcher::ended_ahead(worker_ref holder) {

@@ -9,6 +9,7 @@
 #include <caf/actor_clock.hpp>
 #include <caf/timespan.hpp>
 
+#include "pool/detail/ready_list.hpp"
 #include "pool/dispatch_tuning.hpp"
 #include "pool/flow_gate.hpp"
 #include "pool/key_limits.hpp"
@@ -286,7 +287,7 @@ private:
   /// out since.
   uint64_t queue_available_ = 0;
   /// Due entries taken out ahead, oldest first.
-  std::deque<work_record> ready_;
+  ready_list ready_;
   /// Entries asked for by pending prefetches.
   size_t prefetching_ = 0;
   /// Waiting workers served by the next prefetches, in order.
