@@ -161,10 +161,12 @@ void operation_table::hold(uint64_t id, operation& op, worker_ref worker,
     leave_wait(op);
     ++held_;
     count_key(id, 1);
-    if (op.returned_) {
-      op.returned_ = false;
-      --returned_;
-    }
+  }
+  // Held for good (started, or sent to a worker that runs it next): it no
+  // longer waits, put back or not.
+  if (op.returned_) {
+    op.returned_ = false;
+    --returned_;
   }
   leave_ahead(op);
   op.phase = operation_phase::held;
@@ -174,9 +176,16 @@ void operation_table::hold(uint64_t id, operation& op, worker_ref worker,
 
 void operation_table::send_ahead(uint64_t id, operation& op,
                                  worker_ref worker) {
+  // Sent ahead, it still counts as waiting (`waiting()`): one that was put
+  // back stays counted as such until it starts.
+  auto returned = op.returned_;
   hold(id, op, worker, op.stamp); // (Keeps its due time as its stamp.)
   op.ahead_ = true;
   ++ahead_;
+  if (returned) {
+    op.returned_ = true;
+    ++returned_;
+  }
 }
 
 void operation_table::leave_ahead(operation& op) {
