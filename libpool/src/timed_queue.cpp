@@ -141,7 +141,7 @@ void timed_queue::push_all(std::vector<work_record>& records,
   for (auto& x : records) {
     if (plain_only && x.priority == 0 && x.concurrency_key.empty()) {
       ++seq_;
-      band0.push(ready_entry{now, std::move(x)}, {});
+      band0.push_plain(now, std::move(x));
       ++ready_;
     } else {
       push(std::move(x), now, now);

@@ -139,6 +139,13 @@ private:
 
     /// Appends `x` to the lane of `key` (the plain lane for "").
     void push(ready_entry x, std::string key);
+    /// `push` of a plain entry (no key), built in place.
+    void push_plain(time_point since, work_record&& x) {
+      ++size;
+      if (plain.empty())
+        turns.emplace_back();
+      plain.emplace_back(since, std::move(x));
+    }
     /// The next entry in turn, and its lane's key.
     std::pair<ready_entry, std::string> pop();
     /// The entry `pop` would return.

@@ -91,12 +91,6 @@ void monitors::check_backlog(size_t workers, size_t configured, bool draining,
   }
 }
 
-void monitors::note_waiting(uint64_t waiting, size_t configured) {
-  waiting_ = waiting;
-  counters_.waiting_high = std::max(counters_.waiting_high, waiting);
-  check_overload(configured);
-}
-
 void monitors::on_overload_timer(size_t configured) {
   overload_timer_.fired(fx_.now());
   check_overload(configured);

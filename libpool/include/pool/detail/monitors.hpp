@@ -54,7 +54,16 @@ public:
   /// Notes the operations waiting for a worker (queued, delayed or parked);
   /// warns once they stayed above the threshold for the sustain time, at
   /// most once per interval.
-  void note_waiting(uint64_t waiting, size_t configured);
+  void note_waiting(uint64_t waiting, size_t configured) {
+    waiting_ = waiting;
+    if (waiting > counters_.waiting_high)
+      counters_.waiting_high = waiting;
+    // (Twice per operation: at or below the threshold with no overload
+    // under way, there is nothing to check.)
+    if (overload_since_ ||
+        waiting > opts_.overload_threshold().value_or(100 * configured))
+      check_overload(configured);
+  }
 
   /// The overload timer fired.
   void on_overload_timer(size_t configured);
