@@ -15,6 +15,7 @@
 
 #include "cli_options.hpp"
 #include "inputs.hpp"
+#include "perl_expr.hpp"
 #include "secrets.hpp"
 #include "specs.hpp"
 
@@ -249,6 +250,17 @@ std::string finish(run_options& o, raw_values& raw) {
         {&raw.replace_slot, "{%}"}})
     if (!str->empty() && *str != spelling)
       o.replace_strings.emplace_back(*str, spelling);
+  if (raw.plus)
+    o.perl_strings = plus_strings();
+  for (auto& rpl : raw.rpl) {
+    // 'TAG PERL': the tag ends at the first white space.
+    auto end = rpl.find_first_of(" \t\n");
+    auto tag = rpl.substr(0, end);
+    if (tag.empty())
+      return bad("--rpl", rpl, "'TAG PERL', such as '{..} s:\\.[^.]+$::'");
+    o.perl_strings.emplace_back(
+        tag, end == std::string::npos ? std::string{} : rpl.substr(end + 1));
+  }
   if (!raw.delay.empty()) {
     auto d = parse_duration(raw.delay);
     if (!d || d->count() < 0)

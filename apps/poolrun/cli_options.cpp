@@ -69,6 +69,14 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "STR instead of {%}")->type_name("STR"))
       ->group(input);
   app.add_flag("-i,--replace", raw.replace_default, "-I {}")->group(input);
+  app.add_option("--rpl", raw.rpl,
+                 "'TAG PERL': TAG stands for {= PERL =}; repeatable")
+      ->type_name("'TAG PERL'")
+      ->allow_extra_args(false)
+      ->group(input);
+  app.add_flag("--plus", raw.plus,
+               "GNU parallel's extra strings ({+/} {..} {%suffix} {uniq}...)")
+      ->group(input);
   app.add_flag("-r,--no-run-if-empty", o.skip_empty,
                "skip input records of white space only")
       ->group(input);
@@ -351,10 +359,6 @@ std::string refused_option_advice(std::string_view option) {
   static const std::pair<const char*, const char*> table[] = {
       {"--tmux", "watch the jobs with --line-buffer --tag, or --http"},
       {"--tmuxpane", "watch the jobs with --line-buffer --tag, or --http"},
-      {"--rpl", "use the built-in replacement strings ({} {.} {/} {//} "
-                "{/.} {#} {%} {n})"},
-      {"--plus", "use the built-in replacement strings and shell expansion "
-                 "in the command"},
       {"--onall", "run poolrun once per host with -S HOST"},
       {"--basefile", "copy the file first with --transferfile"},
       {"--bf", "copy the file first with --transferfile"},

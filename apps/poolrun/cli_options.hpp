@@ -46,6 +46,9 @@ struct raw_values {
   std::string replace_base_ext;
   std::string replace_seq;
   std::string replace_slot;
+  /// --rpl 'TAG PERL' (repeatable), --plus.
+  std::vector<std::string> rpl;
+  bool plus = false;
   std::optional<std::string> recend;
   bool ignored = false;
   bool pipepart = false;

@@ -7,6 +7,7 @@
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
+#include "perl_strings.hpp"
 #include "type_ids.hpp"
 
 namespace poolrun {
@@ -57,7 +58,21 @@ std::string template_text(const run_options& opts) {
 
 namespace {
 
+/// The perl evaluator, when a template needs one.
+std::shared_ptr<perl_evaluator> perl_for(const run_options& opts) {
+  if (opts.perl_strings.empty() &&
+      !has_perl_expression(template_text(opts)) &&
+      !has_perl_expression(opts.tagstring) &&
+      !has_perl_expression(opts.results))
+    return nullptr;
+  return std::make_shared<perl_evaluator>(opts.perl_strings);
+}
+
 } // namespace
+
+std::string feeder::perl_error() const {
+  return perl_ ? perl_->error() : std::string{};
+}
 
 std::string results_dir_for(const std::string& base, const arguments& args,
                             const std::vector<std::string>& names) {
@@ -85,16 +100,20 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
                size_t window, size_t low_water)
     : opts_(std::move(opts)),
       inputs_(std::move(inputs)),
+      perl_(perl_for(opts_)),
       // -N repeats the word around {} per argument, as -X does.
       command_(template_text(opts_),
                opts_.multi_context || opts_.exact_args > 0, opts_.replace_strings,
-               opts_.header_names),
+               opts_.header_names, perl_),
       tagstring_(opts_.tagstring, false, opts_.replace_strings,
-                 opts_.header_names),
-      results_(opts_.results),
+                 opts_.header_names, perl_),
+      results_(opts_.results, false, {}, {}, perl_),
       window_(window),
       low_water_(low_water) {
   results_templated_ = results_.has_replacements();
+  // As GNU parallel: `{}` (or `l{= ... =}`) in the command's first word
+  // is not quoted.
+  quote_values_ = opts_.quote || !command_.starts_with_replacement();
   for (auto& t : opts_.transfer_files)
     transfers_.emplace_back(t);
   for (auto& t : opts_.return_files)
@@ -142,8 +161,15 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
                 "--null when the input is NUL-separated); not run";
     return job;
   }
-  job.spec.command = command_.empty() ? join_arguments(args)
-                                      : command_.expand(args, seq);
+  if (perl_) {
+    std::vector<std::string> flat;
+    for (auto& rec : args)
+      flat.insert(flat.end(), rec.begin(), rec.end());
+    perl_->begin_job(seq, flat);
+  }
+  job.spec.command = command_.empty()
+                         ? join_arguments(args)
+                         : command_.expand(args, seq, quote_values_);
   if (job.spec.command.size() > max_command_length) {
     job.error = "the command of job " + std::to_string(seq) + " is " +
                 std::to_string(job.spec.command.size()) +
@@ -176,6 +202,7 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     job.spec.transfer.push_back(t.expand(args, seq, false));
   for (auto& t : returns_)
     job.spec.returns.push_back(t.expand(args, seq, false));
+  job.skip = perl_ && perl_->skipped();
   return job;
 }
 
@@ -218,8 +245,17 @@ bool feeder::skip_block(const std::string& block) const {
 
 void feeder::run() {
   uint64_t seq = 0;
+  bool perl_ended = false;
   std::string error;
   auto push = [&](pending_job job) {
+    if (perl_ && !perl_->error().empty()) {
+      // perl ended (exit in an expression): the input ends here.
+      if (!perl_ended) {
+        perl_ended = true;
+        error = perl_->error();
+      }
+      return;
+    }
     batch_.push_back(std::move(job));
     size_t outstanding;
     {
@@ -262,7 +298,7 @@ void feeder::run() {
       // parallel streams them; here they are read first).
       std::vector<std::string> dealt(opts_.round_robin_jobs);
       size_t count = 0;
-      while (!stopped_ && blocks.next(block)) {
+      while (!stopped_ && !perl_ended && blocks.next(block)) {
         if (opts_.remove_separators)
           remove_separators(block);
         if (!skip_block(block))
@@ -274,7 +310,8 @@ void feeder::run() {
         push(std::move(job));
       }
     }
-    while (!opts_.round_robin && !stopped_ && blocks.next(block)) {
+    while (!opts_.round_robin && !stopped_ && !perl_ended &&
+           blocks.next(block)) {
       if (opts_.remove_separators)
         remove_separators(block);
       if (skip_block(block))
@@ -285,17 +322,22 @@ void feeder::run() {
     }
     if (error.empty())
       error = in.error();
-  } else if (opts_.shuffle) {
-    // --shuf: every input first, then the jobs in random order.
+  } else if (opts_.shuffle || (perl_ && perl_->wants_total())) {
+    // --shuf: every input first, then the jobs in random order; so too
+    // for total_jobs() ({##}), in input order.
     std::vector<std::pair<arguments, bool>> all;
     arguments args;
     bool bad = false;
-    while (!stopped_ && inputs_->next(args, bad))
+    while (!stopped_ && !perl_ended && inputs_->next(args, bad))
       all.emplace_back(std::move(args), bad);
     error = inputs_->error();
-    std::shuffle(all.begin(), all.end(), std::mt19937_64{std::random_device{}()});
+    if (opts_.shuffle)
+      std::shuffle(all.begin(), all.end(),
+                   std::mt19937_64{std::random_device{}()});
+    if (perl_)
+      perl_->set_total(all.size());
     for (auto& [a, b] : all) {
-      if (stopped_)
+      if (stopped_ || perl_ended)
         break;
       push(make_job(a, ++seq, b));
     }
@@ -303,9 +345,10 @@ void feeder::run() {
     inputs_->before_blocking(hook);
     arguments args;
     bool bad = false;
-    while (!stopped_ && inputs_->next(args, bad))
+    while (!stopped_ && !perl_ended && inputs_->next(args, bad))
       push(make_job(args, ++seq, bad));
-    error = inputs_->error();
+    if (error.empty())
+      error = inputs_->error();
   }
   flush(false);
   {

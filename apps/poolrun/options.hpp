@@ -155,6 +155,9 @@ struct run_options {
   /// one (`{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`), which is text
   /// then. Pairs of (string, standard spelling).
   std::vector<std::pair<std::string, std::string>> replace_strings;
+  /// `--rpl 'TAG PERL'` and `--plus` (its strings first): strings that
+  /// stand for a perl expression, as `{= PERL =}` does. Pairs (tag, perl).
+  std::vector<std::pair<std::string, std::string>> perl_strings;
   /// `-q`: the command's words are quoted, so the shell sees them as given.
   bool quote = false;
   /// `-r`: records of white space only are skipped.

@@ -174,6 +174,8 @@ std::string run_setup::prepare(run_options& opts) {
   input = std::make_shared<feeder>(opts, std::move(inputs),
                                    need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);
+  if (auto err = input->perl_error(); !err.empty())
+    return err; // an expression perl cannot compile, or no perl
   exec = std::make_shared<executor>();
   exec->slots = slots;
   exec->shell = opts.shell;
