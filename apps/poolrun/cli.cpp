@@ -129,7 +129,10 @@ std::string finish(run_options& o, raw_values& raw) {
       return "--pipepart needs one file: -a FILE or :::: FILE (poolrun "
              "cuts one file; use --pipe < FILE for standard input)";
     o.pipe_file = files[0].path;
-    o.sources.clear();
+    // (With --tee the other sources are the commands' arguments.)
+    o.sources.erase(std::remove_if(o.sources.begin(), o.sources.end(),
+                                   [&](auto& s) { return s.is_file || !o.tee; }),
+                    o.sources.end());
     o.blocks_per_slot = 10;
     if (!raw.block.empty() && raw.block[0] == '-') {
       auto per_slot = parse_size(raw.block.substr(1));
@@ -355,7 +358,12 @@ std::string finish(run_options& o, raw_values& raw) {
       return "--results " + o.results +
              ": CSV, TSV and JSON results files are not supported by "
              "poolrun; give a directory";
-  if (o.pipe && o.command.empty())
+  if (o.tee && (!o.pipe || o.sources.empty()))
+    return "--tee needs --pipe (or --pipepart) and arguments (::: a b): "
+           "all the input goes to one command per argument";
+  if (o.tee && raw.jobs.empty())
+    o.jobs = *parse_jobs("0"); // as GNU parallel: all at once
+  if (o.pipe && o.command.empty() && !o.tee)
     return "--pipe must have a command to pipe into (e.g. 'cat')";
   if (o.pipe && (o.multi_context || o.multi_plain))
     return "--pipe cannot be combined with -X or -m";

@@ -111,6 +111,10 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--pipe,--spreadstdin", o.pipe,
                "cut standard input into blocks fed to the commands")
       ->group(input);
+  app.add_flag("--tee", o.tee,
+               "--pipe: all the input to every command, one per argument "
+               "(all at once: -j 0 unless -j is given)")
+      ->group(input);
   app.add_flag("--pipepart", raw.pipepart,
                "--pipe over the file of -a FILE (or :::: FILE), cut in "
                "place")

@@ -2,7 +2,12 @@
 #include "feeder.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <random>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
@@ -237,6 +242,34 @@ void feeder::remove_separators(std::string& block) const {
     block.erase(0, start.size());
 }
 
+bool feeder::read_all_input(std::string& all, std::string& error) const {
+  // Standard input, or the --pipepart file.
+  int fd = 0;
+  if (!opts_.pipe_file.empty()) {
+    fd = ::open(opts_.pipe_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      error = "cannot read input file '" + opts_.pipe_file +
+              "': " + std::strerror(errno);
+      return false;
+    }
+  }
+  char chunk[65536];
+  for (;;) {
+    auto n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n < 0)
+        error = std::string{"cannot read the input: "} + std::strerror(errno);
+      break;
+    }
+    all.append(chunk, static_cast<size_t>(n));
+  }
+  if (fd != 0)
+    ::close(fd);
+  return error.empty();
+}
+
 bool feeder::skip_block(const std::string& block) const {
   // -r: a block of white space only starts no command.
   return opts_.skip_empty &&
@@ -266,7 +299,23 @@ void feeder::run() {
       flush(true);
   };
   auto hook = [this] { flush(true); };
-  if (opts_.pipe) {
+  if (opts_.tee) {
+    // --tee: the whole input to one command per argument.
+    std::string all;
+    if (read_all_input(all, error)) {
+      arguments args;
+      bool bad = false;
+      while (!stopped_ && !perl_ended && inputs_->next(args, bad)) {
+        auto job = make_job(args, ++seq, bad);
+        if (!command_.empty() && !command_.has_replacements())
+          job.spec.command = command_.expand({}, seq); // as --pipe: none
+        job.spec.input = all;
+        push(std::move(job));
+      }
+      if (error.empty())
+        error = inputs_->error();
+    }
+  } else if (opts_.pipe) {
     std::unique_ptr<record_reader> file;
     if (!opts_.pipe_file.empty())
       file = record_reader::open(opts_.pipe_file, "\n", error);

@@ -89,6 +89,8 @@ public:
 private:
   void run();
   bool skip_block(const std::string& block) const;
+  /// --tee: all of standard input (or the --pipepart file) into `all`.
+  bool read_all_input(std::string& all, std::string& error) const;
   /// --rrs: `block` without its last record end and first record start.
   void remove_separators(std::string& block) const;
   void flush(bool wait_for_credit);

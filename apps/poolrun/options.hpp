@@ -116,6 +116,9 @@ struct run_options {
   bool multi_plain = false;
   /// `--pipe`: standard input is cut into blocks fed to the commands.
   bool pipe = false;
+  /// `--tee` (with --pipe/--pipepart): all the input to every command,
+  /// one command per argument, all at once (-j 0 unless -j is given).
+  bool tee = false;
   /// `--pipepart -a FILE`: --pipe over FILE, cut as GNU parallel cuts it
   /// (each block runs past `block_size` to the next record end).
   std::string pipe_file;

@@ -148,7 +148,7 @@ std::string run_setup::prepare(run_options& opts) {
                      "::: or :::: or -a, or to pipe data in? (Ctrl-D ends "
                      "the input)");
   std::unique_ptr<job_inputs> inputs;
-  if (!opts.pipe) {
+  if (!opts.pipe || opts.tee) { // --tee: the arguments name the commands
     inputs = job_inputs::open(opts, grouping_for(opts, workers), error);
     if (!inputs)
       return error;
@@ -183,7 +183,7 @@ std::string run_setup::prepare(run_options& opts) {
   exec->mode = opts.output;
   exec->cleanup = opts.cleanup;
   exec->trace = opts.trace_command;
-  exec->pipepart = !opts.pipe_file.empty();
+  exec->pipepart = !opts.pipe_file.empty() || opts.tee;
   if (auto err = read_env_prelude(exec->env_prelude); !err.empty())
     return err;
   if (!opts.slot_var.empty())
