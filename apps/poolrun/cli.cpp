@@ -253,6 +253,12 @@ std::string finish(run_options& o, raw_values& raw) {
         {&raw.replace_slot, "{%}"}})
     if (!str->empty() && *str != spelling)
       o.replace_strings.emplace_back(*str, spelling);
+  for (auto& t : raw.tmpl) { // the file is read by run_setup
+    auto eq = t.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == t.size())
+      return bad("--tmpl", t, "FILE=NAME");
+    o.templates.emplace_back(t.substr(0, eq), t.substr(eq + 1));
+  }
   if (raw.plus)
     o.perl_strings = plus_strings();
   for (auto& rpl : raw.rpl) {

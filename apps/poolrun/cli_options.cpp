@@ -74,6 +74,12 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->type_name("'TAG PERL'")
       ->allow_extra_args(false)
       ->group(input);
+  app.add_option("--tmpl", raw.tmpl,
+                 "FILE=NAME: FILE with its replacement strings filled in "
+                 "written to NAME before each command; repeatable")
+      ->type_name("FILE=NAME")
+      ->allow_extra_args(false)
+      ->group(input);
   app.add_flag("--plus", raw.plus,
                "GNU parallel's extra strings ({+/} {..} {%suffix} {uniq}...)")
       ->group(input);

@@ -46,6 +46,8 @@ struct raw_values {
   std::string replace_base_ext;
   std::string replace_seq;
   std::string replace_slot;
+  /// --tmpl FILE=NAME (repeatable).
+  std::vector<std::string> tmpl;
   /// --rpl 'TAG PERL' (repeatable), --plus.
   std::vector<std::string> rpl;
   bool plus = false;

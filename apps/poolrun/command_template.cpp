@@ -309,7 +309,7 @@ void command_template::expand_parts(const std::vector<part>& parts,
         for (auto& rec : or_one_empty(args))
           for (auto& value : rec) {
             if (index != first)
-              out += ' ';
+              out += separator_;
             append_perl(p, index++, value, quote, out);
           }
         break;
@@ -326,7 +326,7 @@ void command_template::expand_parts(const std::vector<part>& parts,
         for (auto& rec : args)
           for (auto& value : rec) {
             if (!first)
-              out += ' ';
+              out += separator_;
             first = false;
             append_value(out, apply_op(p.kind, value), quote);
           }

@@ -83,6 +83,12 @@ public:
     return has_replacements_;
   }
 
+  /// What goes between the values of a replacement with several (a
+  /// space; --tmpl's files: nothing, as GNU parallel writes them).
+  void separate_values_with(std::string separator) {
+    separator_ = std::move(separator);
+  }
+
   bool uses_slot() const noexcept {
     return uses_slot_;
   }
@@ -121,6 +127,7 @@ private:
   std::vector<part> custom_;
   std::vector<std::string> names_;
   std::shared_ptr<perl_evaluator> perl_;
+  std::string separator_ = " ";
   bool has_replacements_ = false;
   bool uses_slot_ = false;
 };

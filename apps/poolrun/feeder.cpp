@@ -68,7 +68,10 @@ std::shared_ptr<perl_evaluator> perl_for(const run_options& opts) {
   if (opts.perl_strings.empty() &&
       !has_perl_expression(template_text(opts)) &&
       !has_perl_expression(opts.tagstring) &&
-      !has_perl_expression(opts.results))
+      !has_perl_expression(opts.results) &&
+      std::none_of(opts.templates.begin(), opts.templates.end(), [](auto& t) {
+        return has_perl_expression(t.first) || has_perl_expression(t.second);
+      }))
     return nullptr;
   return std::make_shared<perl_evaluator>(opts.perl_strings);
 }
@@ -123,6 +126,14 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
     transfers_.emplace_back(t);
   for (auto& t : opts_.return_files)
     returns_.emplace_back(t);
+  for (auto& [text, name] : opts_.templates) {
+    template_contents_.emplace_back(text, false, opts_.replace_strings,
+                                    opts_.header_names, perl_);
+    template_names_.emplace_back(name, false, opts_.replace_strings,
+                                 opts_.header_names, perl_);
+    template_contents_.back().separate_values_with("");
+    template_names_.back().separate_values_with("");
+  }
 }
 
 feeder::~feeder() {
@@ -207,6 +218,16 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     job.spec.transfer.push_back(t.expand(args, seq, false));
   for (auto& t : returns_)
     job.spec.returns.push_back(t.expand(args, seq, false));
+  for (size_t i = 0; i < template_names_.size(); ++i) {
+    // (Without replacement strings, a template is the text as it is.)
+    auto fill = [&](const command_template& t, const std::string& text) {
+      return t.has_replacements() ? t.expand(args, seq, false) : text;
+    };
+    job.spec.template_names.push_back(
+        fill(template_names_[i], opts_.templates[i].second));
+    job.spec.template_contents.push_back(
+        fill(template_contents_[i], opts_.templates[i].first));
+  }
   job.skip = perl_ && perl_->skipped();
   return job;
 }

@@ -107,6 +107,9 @@ private:
   bool results_templated_ = false;
   std::vector<command_template> transfers_;
   std::vector<command_template> returns_;
+  /// --tmpl: each file's name and content.
+  std::vector<command_template> template_names_;
+  std::vector<command_template> template_contents_;
   size_t window_;
   size_t low_water_;
   /// Weak: a feeder left behind must not keep the runner alive.

@@ -161,6 +161,10 @@ struct run_options {
   /// `--rpl 'TAG PERL'` and `--plus` (its strings first): strings that
   /// stand for a perl expression, as `{= PERL =}` does. Pairs (tag, perl).
   std::vector<std::pair<std::string, std::string>> perl_strings;
+  /// `--tmpl FILE=NAME`: FILE's text, its replacement strings expanded,
+  /// written to NAME (expanded too) before each command. Pairs of (the
+  /// text, read by run_setup; NAME); `--cleanup` removes the files.
+  std::vector<std::pair<std::string, std::string>> templates;
   /// `-q`: the command's words are quoted, so the shell sees them as given.
   bool quote = false;
   /// `-r`: records of white space only are skipped.

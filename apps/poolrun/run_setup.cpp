@@ -171,6 +171,13 @@ std::string run_setup::prepare(run_options& opts) {
                   static_cast<double>(std::max<size_t>(workers, 1)) /
                   opts.blocks_per_slot);
   }
+  for (auto& [text, name] : opts.templates) { // --tmpl: FILE's text
+    bool ok = false;
+    auto path = text;
+    text = read_whole(path, ok);
+    if (!ok)
+      return "--tmpl: cannot read '" + path + "': " + std::strerror(errno);
+  }
   input = std::make_shared<feeder>(opts, std::move(inputs),
                                    need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);

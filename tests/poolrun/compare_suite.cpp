@@ -424,3 +424,30 @@ TEST_CASE("GNU parallel vs poolrun: $PARALLEL_ENV - lines going on after a "
       ""};
   CHECK(run.exit_code(30s) == 255);
 }
+
+TEST_CASE("GNU parallel vs poolrun: --tmpl files - replacement strings - "
+          "--cleanup" *
+          doctest::timeout(120)) {
+  std::string text = "Job:{#} Slot:{%} All:{} 1:{1} -1:{-1} x:{x} "
+                     "Perl:{=x $_=sprintf('%.2f',$_) =}\n";
+  for (bool cleanup : {false, true}) {
+    std::vector<std::string> args{"-k", "-j1", "--header", ":", "--tmpl",
+                                  "t=out.{#}", "--tmpl", "u=o-{x}-{y}",
+                                  "cat out.{#} o-{x}-{y}; ls o* | wc -l",
+                                  ":::", "x", "1.5", "2", ":::", "y", "a",
+                                  "b"};
+    if (cleanup)
+      args.insert(args.begin(), "--cleanup");
+    auto inv = ordered(args);
+    inv.given = {{"t", text}, {"u", "{}/{2}\n"}};
+    check_same(inv);
+  }
+  // A template that cannot be read, a --tmpl without NAME: named.
+  for (auto value : {"missing=x", "t"}) {
+    child_process run{poolrun_argv({"--tmpl", value, "echo", ":::", "a"}), "",
+                      ""};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("--tmpl") != std::string::npos);
+    CHECK(run.out().empty());
+  }
+}
