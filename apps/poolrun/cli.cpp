@@ -15,7 +15,6 @@
 
 #include "cli_options.hpp"
 #include "inputs.hpp"
-#include "perl_expr.hpp"
 #include "secrets.hpp"
 #include "specs.hpp"
 
@@ -244,32 +243,8 @@ std::string finish(run_options& o, raw_values& raw) {
     if (!raw.exact_args)
       raw.exact_args = raw.max_lines;
   }
-  if (raw.replace_default && raw.replace_whole.empty())
-    raw.replace_whole = "{}";
-  for (auto [str, spelling] :
-       {std::pair{&raw.replace_whole, "{}"}, {&raw.replace_ext, "{.}"},
-        {&raw.replace_base, "{/}"}, {&raw.replace_dir, "{//}"},
-        {&raw.replace_base_ext, "{/.}"}, {&raw.replace_seq, "{#}"},
-        {&raw.replace_slot, "{%}"}})
-    if (!str->empty() && *str != spelling)
-      o.replace_strings.emplace_back(*str, spelling);
-  for (auto& t : raw.tmpl) { // the file is read by run_setup
-    auto eq = t.find('=');
-    if (eq == 0 || eq == std::string::npos || eq + 1 == t.size())
-      return bad("--tmpl", t, "FILE=NAME");
-    o.templates.emplace_back(t.substr(0, eq), t.substr(eq + 1));
-  }
-  if (raw.plus)
-    o.perl_strings = plus_strings();
-  for (auto& rpl : raw.rpl) {
-    // 'TAG PERL': the tag ends at the first white space.
-    auto end = rpl.find_first_of(" \t\n");
-    auto tag = rpl.substr(0, end);
-    if (tag.empty())
-      return bad("--rpl", rpl, "'TAG PERL', such as '{..} s:\\.[^.]+$::'");
-    o.perl_strings.emplace_back(
-        tag, end == std::string::npos ? std::string{} : rpl.substr(end + 1));
-  }
+  if (auto err = finish_replacement_strings(o, raw); !err.empty())
+    return err;
   if (!raw.delay.empty()) {
     auto d = parse_duration(raw.delay);
     if (!d || d->count() < 0)
@@ -357,12 +332,12 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--compress with --results is not supported by poolrun: the "
            "files would be written uncompressed; compress them afterwards "
            "(zstd DIR/*/*/stdout)";
-  for (auto ext : {".csv", ".tsv", ".json"})
+  for (auto ext : {".csv", ".tsv"})
     if (o.results.size() > 4 &&
         o.results.compare(o.results.size() - std::strlen(ext), std::string::npos,
                           ext) == 0)
       return "--results " + o.results +
-             ": CSV, TSV and JSON results files are not supported by "
+             ": CSV and TSV results files are not supported by "
              "poolrun; give a directory";
   if (o.tee && (!o.pipe || o.sources.empty()))
     return "--tee needs --pipe (or --pipepart) and arguments (::: a b): "

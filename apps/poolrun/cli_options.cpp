@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "perl_expr.hpp"
 #include "specs.hpp"
 
 namespace poolrun {
@@ -361,6 +362,37 @@ void spell_optional_values(std::vector<std::string>& head) {
       ++i;
     }
   }
+}
+
+std::string finish_replacement_strings(run_options& o, raw_values& raw) {
+  if (raw.replace_default && raw.replace_whole.empty())
+    raw.replace_whole = "{}";
+  for (auto [str, spelling] :
+       {std::pair{&raw.replace_whole, "{}"}, {&raw.replace_ext, "{.}"},
+        {&raw.replace_base, "{/}"}, {&raw.replace_dir, "{//}"},
+        {&raw.replace_base_ext, "{/.}"}, {&raw.replace_seq, "{#}"},
+        {&raw.replace_slot, "{%}"}})
+    if (!str->empty() && *str != spelling)
+      o.replace_strings.emplace_back(*str, spelling);
+  for (auto& t : raw.tmpl) { // the file is read by run_setup
+    auto eq = t.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == t.size())
+      return "invalid value '" + t + "' for --tmpl: expected FILE=NAME";
+    o.templates.emplace_back(t.substr(0, eq), t.substr(eq + 1));
+  }
+  if (raw.plus)
+    o.perl_strings = plus_strings();
+  for (auto& rpl : raw.rpl) {
+    // 'TAG PERL': the tag ends at the first white space.
+    auto end = rpl.find_first_of(" \t\n");
+    auto tag = rpl.substr(0, end);
+    if (tag.empty())
+      return "invalid value '" + rpl +
+             "' for --rpl: expected 'TAG PERL', such as '{..} s:\\.[^.]+$::'";
+    o.perl_strings.emplace_back(
+        tag, end == std::string::npos ? std::string{} : rpl.substr(end + 1));
+  }
+  return {};
 }
 
 std::string refused_option_advice(std::string_view option) {

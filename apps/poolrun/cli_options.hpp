@@ -68,6 +68,10 @@ std::string refused_option_advice(std::string_view option);
 /// is the value unless it is an option, as in GNU parallel).
 void spell_optional_values(std::vector<std::string>& head);
 
+/// -I and the like, --rpl, --plus and --tmpl into `o`; returns what is
+/// wrong, or "".
+std::string finish_replacement_strings(run_options& o, raw_values& raw);
+
 /// Declares every option of `app`, storing into `o` and `raw`.
 void define_options(CLI::App& app, run_options& o, raw_values& raw);
 

@@ -204,7 +204,10 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     if (opts_.output == output_mode::line_buffer)
       job.spec.tag = job.tag;
   }
-  if (!opts_.results.empty()) {
+  if (results_json(opts_)) {
+    for (auto& rec : args) // one JSON line per job, by the reporter
+      job.values.insert(job.values.end(), rec.begin(), rec.end());
+  } else if (!opts_.results.empty()) {
     if (results_templated_) {
       job.results = results_.expand(args, seq, false);
       job.results_dir = !job.results.empty() && job.results.back() == '/';

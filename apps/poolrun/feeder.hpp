@@ -37,12 +37,14 @@ struct pending_job {
   std::string error;
   /// A perl expression called skip(): the job is not run (a failure).
   bool skip = false;
+  /// `--results X.json`: the job's values (the line's "V").
+  std::vector<std::string> values;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pending_job& x) {
   return f(caf::meta::type_name("poolrun::pending_job"), x.spec, x.tag,
-           x.results, x.results_dir, x.error, x.skip);
+           x.results, x.results_dir, x.error, x.skip, x.values);
 }
 
 /// The longest command poolrun starts: the kernel's limit for one argument

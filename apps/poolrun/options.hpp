@@ -277,4 +277,10 @@ struct run_options {
   }
 };
 
+/// `--results X.json` (`-.json`: standard output): one JSON line per job.
+inline bool results_json(const run_options& opts) {
+  auto& r = opts.results;
+  return r.size() > 5 && r.compare(r.size() - 5, 5, ".json") == 0;
+}
+
 } // namespace poolrun

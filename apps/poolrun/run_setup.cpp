@@ -64,6 +64,37 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   return g;
 }
 
+void replace_all(std::string& text, const std::string& from,
+                 const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+/// `--header 0`: `{FILE}` (`{FILE.}`, `{FILE/}`..., `{=FILE ...=}`)
+/// stands for the source read from FILE, as GNU parallel rewrites it:
+/// first, and counting the file sources only.
+void name_sources_by_file(run_options& opts) {
+  std::vector<std::string*> texts{&opts.tagstring, &opts.results};
+  for (auto& word : opts.command)
+    texts.push_back(&word);
+  for (auto& [text, name] : opts.templates) {
+    texts.push_back(&text);
+    texts.push_back(&name);
+  }
+  size_t id = 0;
+  for (auto& src : opts.sources) {
+    if (!src.is_file)
+      continue;
+    auto n = std::to_string(++id);
+    for (auto* text : texts) {
+      for (auto suffix : {"}", "/}", "//}", ".}", "/.}"})
+        replace_all(*text, "{" + src.path + suffix, "{" + n + suffix);
+      replace_all(*text, "{=" + src.path, "{=" + n);
+    }
+  }
+}
+
 /// `$PARALLEL_ENV`: the code itself, or the name of a file (a fifo too)
 /// holding it. Not passed on to the commands (GNU parallel).
 std::string read_env_prelude(std::string& prelude) {
@@ -178,6 +209,8 @@ std::string run_setup::prepare(run_options& opts) {
     if (!ok)
       return "--tmpl: cannot read '" + path + "': " + std::strerror(errno);
   }
+  if (opts.header == "0" && !opts.pipe)
+    name_sources_by_file(opts);
   input = std::make_shared<feeder>(opts, std::move(inputs),
                                    need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);

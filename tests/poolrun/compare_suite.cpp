@@ -451,3 +451,17 @@ TEST_CASE("GNU parallel vs poolrun: --tmpl files - replacement strings - "
     CHECK(run.out().empty());
   }
 }
+
+TEST_CASE("GNU parallel vs poolrun: --header 0 names each file source by "
+          "its file" *
+          doctest::timeout(120)) {
+  auto named = ordered({"-k", "--header", "0", "echo", "{f.txt}", "{f.txt.}",
+                        "{=f.txt $_.='x' =}", "{g}", "::::", "f.txt", "g"});
+  named.given = {{"f.txt", "c1\nc2.d\n"}, {"g", "e\n"}};
+  check_same(named);
+  // First: a file named 1 makes {1} its source (the third here).
+  auto first = ordered({"-k", "--header", "0", "echo", "{1}", "::::", "3", "2",
+                        "1"});
+  first.given = {{"1", "1\n"}, {"2", "1\n2\n"}, {"3", "1\n2\n3\n"}};
+  check_same(first);
+}
