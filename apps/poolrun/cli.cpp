@@ -283,8 +283,9 @@ std::string finish(run_options& o, raw_values& raw) {
   }
   if (o.resume && o.resume_failed)
     return "choose one of --resume and --resume-failed";
-  if ((o.resume || o.resume_failed) && (o.joblog.empty() || o.joblog == "-"))
-    return "--resume and --resume-failed need --joblog FILE";
+  // (--joblog -: a file named "-", mostly not there, as GNU parallel.)
+  if ((o.resume || o.resume_failed || o.retry_failed) && o.joblog.empty())
+    return "--resume, --resume-failed and --retry-failed need --joblog FILE";
   if (o.replay && o.journal.empty() && o.queue.empty())
     return "--replay needs --journal FILE or --queue postgres://...";
   if (!o.queue.empty()) {

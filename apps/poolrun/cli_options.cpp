@@ -258,6 +258,9 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--resume-failed", o.resume_failed,
                "skip the jobs --joblog has as succeeded, rerun failed ones")
       ->group(records);
+  app.add_flag("--retry-failed", o.retry_failed,
+               "run the failed commands of --joblog again (its commands)")
+      ->group(records);
   one(app.add_option("--journal", o.journal,
                      "durable journal: rerun the same command line to resume")->type_name("FILE"))
       ->group(records);

@@ -238,6 +238,9 @@ struct run_options {
   std::string joblog;
   bool resume = false;
   bool resume_failed = false;
+  /// `--retry-failed`: the failed commands of --joblog run again (its
+  /// commands, not the command line's; a joblog not there: as usual).
+  bool retry_failed = false;
   std::string journal;
   /// `--queue postgres://...`: the pool's queue in PostgreSQL, shared by
   /// every poolrun that names the same database and `--queue-name`.

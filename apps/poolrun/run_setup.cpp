@@ -155,10 +155,22 @@ std::string run_setup::prepare(run_options& opts) {
   auto logins = parse_sshlogins(entries, split_words(opts.ssh), error);
   if (!error.empty())
     return error;
-  if (opts.resume || opts.resume_failed) {
+  if (opts.resume || opts.resume_failed || opts.retry_failed) {
     resume = std::make_shared<joblog_record>();
     if (auto err = resume->read(opts.joblog); !err.empty())
       return err;
+  }
+  if (opts.retry_failed && resume->found()) {
+    // --retry-failed: the joblog's commands are the input (each a whole
+    // command); those that succeeded are skipped, as with --resume-failed.
+    input_source commands;
+    auto& logged = resume->commands();
+    commands.values.assign(logged.begin() + (logged.empty() ? 0 : 1),
+                           logged.end());
+    opts.sources = {std::move(commands)};
+    opts.command.clear();
+    opts.delimiter = std::string(1, '\0'); // a command may hold newlines
+    opts.resume_failed = true;
   }
   if (opts.dry_run) {
     workers = opts.jobs.slots(static_cast<size_t>(

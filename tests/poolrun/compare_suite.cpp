@@ -465,3 +465,26 @@ TEST_CASE("GNU parallel vs poolrun: --header 0 names each file source by "
   first.given = {{"1", "1\n"}, {"2", "1\n2\n"}, {"3", "1\n2\n3\n"}};
   check_same(first);
 }
+
+TEST_CASE("GNU parallel vs poolrun: --retry-failed reruns the joblog's "
+          "failed commands - a newline in a command is a NUL there" *
+          doctest::timeout(120)) {
+  // A joblog with a failed command holding a newline: the failed ones
+  // run again, not the command line's.
+  auto retry = ordered({"-k", "--jl", "log", "--retry-failed", "never run",
+                        ":::", "x"});
+  retry.given = {{"log", "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\t"
+                         "Exitval\tSignal\tCommand\n"
+                         "1\t:\t1.000\t0.001\t0\t2\t0\t0\techo a\n"
+                         "2\t:\t1.000\t0.001\t0\t2\t1\t0\techo b; false\n"
+                         "3\t:\t1.000\t0.001\t0\t2\t1\t0\techo \"c" +
+                         std::string(1, '\0') + "d\"\n"}};
+  check_same(retry);
+  // A newline of a command is written as a NUL; "-" is a file name.
+  auto lines = ordered({"--jl", "-", "--resume", "echo \"a\nb\"", ":::",
+                        "x"});
+  auto [a, b] = run_both(lines);
+  CHECK(a.status == b.status);
+  CHECK(a.out.find(std::string{"echo \"a\0b\" x\n", 13}) != std::string::npos);
+  CHECK(b.out.find(std::string{"echo \"a\0b\" x\n", 13}) != std::string::npos);
+}
