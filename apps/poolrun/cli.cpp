@@ -128,7 +128,10 @@ std::string finish(run_options& o, raw_values& raw) {
       return "--pipepart needs one file: -a FILE or :::: FILE (poolrun "
              "cuts one file; use --pipe < FILE for standard input)";
     o.pipe_file = files[0].path;
-    o.sources.clear();
+    // (With --tee the other sources are the commands' arguments.)
+    o.sources.erase(std::remove_if(o.sources.begin(), o.sources.end(),
+                                   [&](auto& s) { return s.is_file || !o.tee; }),
+                    o.sources.end());
     o.blocks_per_slot = 10;
     if (!raw.block.empty() && raw.block[0] == '-') {
       auto per_slot = parse_size(raw.block.substr(1));
@@ -240,15 +243,8 @@ std::string finish(run_options& o, raw_values& raw) {
     if (!raw.exact_args)
       raw.exact_args = raw.max_lines;
   }
-  if (raw.replace_default && raw.replace_whole.empty())
-    raw.replace_whole = "{}";
-  for (auto [str, spelling] :
-       {std::pair{&raw.replace_whole, "{}"}, {&raw.replace_ext, "{.}"},
-        {&raw.replace_base, "{/}"}, {&raw.replace_dir, "{//}"},
-        {&raw.replace_base_ext, "{/.}"}, {&raw.replace_seq, "{#}"},
-        {&raw.replace_slot, "{%}"}})
-    if (!str->empty() && *str != spelling)
-      o.replace_strings.emplace_back(*str, spelling);
+  if (auto err = finish_replacement_strings(o, raw); !err.empty())
+    return err;
   if (!raw.delay.empty()) {
     auto d = parse_duration(raw.delay);
     if (!d || d->count() < 0)
@@ -287,8 +283,9 @@ std::string finish(run_options& o, raw_values& raw) {
   }
   if (o.resume && o.resume_failed)
     return "choose one of --resume and --resume-failed";
-  if ((o.resume || o.resume_failed) && (o.joblog.empty() || o.joblog == "-"))
-    return "--resume and --resume-failed need --joblog FILE";
+  // (--joblog -: a file named "-", mostly not there, as GNU parallel.)
+  if ((o.resume || o.resume_failed || o.retry_failed) && o.joblog.empty())
+    return "--resume, --resume-failed and --retry-failed need --joblog FILE";
   if (o.replay && o.journal.empty() && o.queue.empty())
     return "--replay needs --journal FILE or --queue postgres://...";
   if (!o.queue.empty()) {
@@ -336,14 +333,19 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--compress with --results is not supported by poolrun: the "
            "files would be written uncompressed; compress them afterwards "
            "(zstd DIR/*/*/stdout)";
-  for (auto ext : {".csv", ".tsv", ".json"})
+  for (auto ext : {".csv", ".tsv"})
     if (o.results.size() > 4 &&
         o.results.compare(o.results.size() - std::strlen(ext), std::string::npos,
                           ext) == 0)
       return "--results " + o.results +
-             ": CSV, TSV and JSON results files are not supported by "
+             ": CSV and TSV results files are not supported by "
              "poolrun; give a directory";
-  if (o.pipe && o.command.empty())
+  if (o.tee && (!o.pipe || o.sources.empty()))
+    return "--tee needs --pipe (or --pipepart) and arguments (::: a b): "
+           "all the input goes to one command per argument";
+  if (o.tee && raw.jobs.empty())
+    o.jobs = *parse_jobs("0"); // as GNU parallel: all at once
+  if (o.pipe && o.command.empty() && !o.tee)
     return "--pipe must have a command to pipe into (e.g. 'cat')";
   if (o.pipe && (o.multi_context || o.multi_plain))
     return "--pipe cannot be combined with -X or -m";

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "perl_expr.hpp"
 #include "specs.hpp"
 
 namespace poolrun {
@@ -69,6 +70,20 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "STR instead of {%}")->type_name("STR"))
       ->group(input);
   app.add_flag("-i,--replace", raw.replace_default, "-I {}")->group(input);
+  app.add_option("--rpl", raw.rpl,
+                 "'TAG PERL': TAG stands for {= PERL =}; repeatable")
+      ->type_name("'TAG PERL'")
+      ->allow_extra_args(false)
+      ->group(input);
+  app.add_option("--tmpl", raw.tmpl,
+                 "FILE=NAME: FILE with its replacement strings filled in "
+                 "written to NAME before each command; repeatable")
+      ->type_name("FILE=NAME")
+      ->allow_extra_args(false)
+      ->group(input);
+  app.add_flag("--plus", raw.plus,
+               "GNU parallel's extra strings ({+/} {..} {%suffix} {uniq}...)")
+      ->group(input);
   app.add_flag("-r,--no-run-if-empty", o.skip_empty,
                "skip input records of white space only")
       ->group(input);
@@ -102,6 +117,10 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->group(input);
   app.add_flag("--pipe,--spreadstdin", o.pipe,
                "cut standard input into blocks fed to the commands")
+      ->group(input);
+  app.add_flag("--tee", o.tee,
+               "--pipe: all the input to every command, one per argument "
+               "(all at once: -j 0 unless -j is given)")
       ->group(input);
   app.add_flag("--pipepart", raw.pipepart,
                "--pipe over the file of -a FILE (or :::: FILE), cut in "
@@ -239,6 +258,9 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--resume-failed", o.resume_failed,
                "skip the jobs --joblog has as succeeded, rerun failed ones")
       ->group(records);
+  app.add_flag("--retry-failed", o.retry_failed,
+               "run the failed commands of --joblog again (its commands)")
+      ->group(records);
   one(app.add_option("--journal", o.journal,
                      "durable journal: rerun the same command line to resume")->type_name("FILE"))
       ->group(records);
@@ -345,16 +367,43 @@ void spell_optional_values(std::vector<std::string>& head) {
   }
 }
 
+std::string finish_replacement_strings(run_options& o, raw_values& raw) {
+  if (raw.replace_default && raw.replace_whole.empty())
+    raw.replace_whole = "{}";
+  for (auto [str, spelling] :
+       {std::pair{&raw.replace_whole, "{}"}, {&raw.replace_ext, "{.}"},
+        {&raw.replace_base, "{/}"}, {&raw.replace_dir, "{//}"},
+        {&raw.replace_base_ext, "{/.}"}, {&raw.replace_seq, "{#}"},
+        {&raw.replace_slot, "{%}"}})
+    if (!str->empty() && *str != spelling)
+      o.replace_strings.emplace_back(*str, spelling);
+  for (auto& t : raw.tmpl) { // the file is read by run_setup
+    auto eq = t.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == t.size())
+      return "invalid value '" + t + "' for --tmpl: expected FILE=NAME";
+    o.templates.emplace_back(t.substr(0, eq), t.substr(eq + 1));
+  }
+  if (raw.plus)
+    o.perl_strings = plus_strings();
+  for (auto& rpl : raw.rpl) {
+    // 'TAG PERL': the tag ends at the first white space.
+    auto end = rpl.find_first_of(" \t\n");
+    auto tag = rpl.substr(0, end);
+    if (tag.empty())
+      return "invalid value '" + rpl +
+             "' for --rpl: expected 'TAG PERL', such as '{..} s:\\.[^.]+$::'";
+    o.perl_strings.emplace_back(
+        tag, end == std::string::npos ? std::string{} : rpl.substr(end + 1));
+  }
+  return {};
+}
+
 std::string refused_option_advice(std::string_view option) {
   // GNU parallel options poolrun leaves out, and what to use instead
   // (docs/poolrun.md, "Differences from GNU parallel").
   static const std::pair<const char*, const char*> table[] = {
       {"--tmux", "watch the jobs with --line-buffer --tag, or --http"},
       {"--tmuxpane", "watch the jobs with --line-buffer --tag, or --http"},
-      {"--rpl", "use the built-in replacement strings ({} {.} {/} {//} "
-                "{/.} {#} {%} {n})"},
-      {"--plus", "use the built-in replacement strings and shell expansion "
-                 "in the command"},
       {"--onall", "run poolrun once per host with -S HOST"},
       {"--basefile", "copy the file first with --transferfile"},
       {"--bf", "copy the file first with --transferfile"},

@@ -46,6 +46,11 @@ struct raw_values {
   std::string replace_base_ext;
   std::string replace_seq;
   std::string replace_slot;
+  /// --tmpl FILE=NAME (repeatable).
+  std::vector<std::string> tmpl;
+  /// --rpl 'TAG PERL' (repeatable), --plus.
+  std::vector<std::string> rpl;
+  bool plus = false;
   std::optional<std::string> recend;
   bool ignored = false;
   bool pipepart = false;
@@ -62,6 +67,10 @@ std::string refused_option_advice(std::string_view option);
 /// (a count), -i STR, -iSTR, --replace STR, --replace=STR (the next word
 /// is the value unless it is an option, as in GNU parallel).
 void spell_optional_values(std::vector<std::string>& head);
+
+/// -I and the like, --rpl, --plus and --tmpl into `o`; returns what is
+/// wrong, or "".
+std::string finish_replacement_strings(run_options& o, raw_values& raw);
 
 /// Declares every option of `app`, storing into `o` and `raw`.
 void define_options(CLI::App& app, run_options& o, raw_values& raw);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "perl_expr.hpp"
+#include "perl_strings.hpp"
 #include "shell.hpp"
 
 namespace poolrun {
@@ -121,11 +123,21 @@ const std::string* field_at(const arguments& args, int64_t signed_position) {
   return nullptr;
 }
 
+} // namespace
+
 void append_value(std::string& out, std::string_view value, bool quote) {
   if (quote)
     out += shell_quote(value);
   else
     out.append(value.data(), value.size());
+}
+
+namespace {
+
+/// GNU parallel gives a job without arguments one empty argument.
+const arguments& or_one_empty(const arguments& args) {
+  static const arguments one_empty{record{std::string{}}};
+  return field_count(args) == 0 ? one_empty : args;
 }
 
 } // namespace
@@ -147,8 +159,11 @@ std::string apply_op(op kind, std::string_view value) {
 
 command_template::command_template(std::string_view text, bool context_replace,
                                    const custom_strings& custom,
-                                   std::vector<std::string> names)
-    : context_replace_(context_replace), names_(std::move(names)) {
+                                   std::vector<std::string> names,
+                                   std::shared_ptr<perl_evaluator> perl)
+    : context_replace_(context_replace),
+      names_(std::move(names)),
+      perl_(std::move(perl)) {
   for (auto& [str, spelling] : custom) {
     part p;
     if (str.empty() || spelling.size() < 2 ||
@@ -157,6 +172,10 @@ command_template::command_template(std::string_view text, bool context_replace,
       continue;
     p.text = str;
     custom_.push_back(std::move(p));
+  }
+  if (perl_ && (has_perl_expression(text) || !perl_->rpls().empty())) {
+    parse_perl(text, custom);
+    return;
   }
   parse(text);
   if (!context_replace_)
@@ -178,6 +197,23 @@ command_template::command_template(std::string_view text, bool context_replace,
 
 void command_template::parse(std::string_view text) {
   std::string literal;
+  scan(text, literal);
+  if (!literal.empty())
+    parts_.push_back(part{op::text, std::move(literal), 0});
+}
+
+
+bool command_template::starts_with_replacement() const noexcept {
+  for (auto& p : parts_) {
+    if (p.kind != op::text)
+      return true;
+    if (p.text.find_first_of(" \t\n=") != std::string::npos)
+      return false;
+  }
+  return false;
+}
+
+void command_template::scan(std::string_view text, std::string& literal) {
   size_t i = 0;
   auto flush = [&] {
     if (!literal.empty())
@@ -210,10 +246,13 @@ void command_template::parse(std::string_view text) {
                        : text.substr(i + 1, close - i - 1);
       if (close != std::string_view::npos && !inner.empty() &&
           !replacement(inner, rep)) {
-        // --header: {name} is the named field.
-        auto name = std::find(names_.begin(), names_.end(), inner);
+        // --header: {name} is the named field ({name.}, {name/}...
+        // too, as GNU parallel reads them).
+        auto name = std::find_if(names_.begin(), names_.end(), [&](auto& n) {
+          return !n.empty() && inner.compare(0, n.size(), n) == 0 &&
+                 op_of(inner.substr(n.size()), rep.kind);
+        });
         if (name != names_.end()) {
-          rep.kind = op::whole;
           rep.position = name - names_.begin() + 1;
           rep.text.clear();
           flush();
@@ -237,13 +276,14 @@ void command_template::parse(std::string_view text) {
     }
     literal += text[i++];
   }
-  flush();
 }
+
 
 void command_template::expand_parts(const std::vector<part>& parts,
                                     const arguments& all,
-                                    const arguments& args, uint64_t seq,
-                                    bool quote, std::string& out) const {
+                                    const arguments& args, size_t first,
+                                    uint64_t seq, bool quote,
+                                    std::string& out) const {
   for (auto& p : parts) {
     switch (p.kind) {
       case op::text:
@@ -255,6 +295,25 @@ void command_template::expand_parts(const std::vector<part>& parts,
       case op::slot:
         out += slot_mark;
         break;
+      case op::perl: {
+        if (p.position != 0) {
+          auto& fields = or_one_empty(all);
+          auto count = static_cast<int64_t>(field_count(fields));
+          auto position = p.position < 0 ? p.position + count + 1 : p.position;
+          if (auto value = field_at(fields, p.position))
+            append_perl(p, static_cast<size_t>(position - 1), *value, quote,
+                        out);
+          break;
+        }
+        auto index = first;
+        for (auto& rec : or_one_empty(args))
+          for (auto& value : rec) {
+            if (index != first)
+              out += separator_;
+            append_perl(p, index++, value, quote, out);
+          }
+        break;
+      }
       default:
         if (p.position != 0) {
           // Positional: of all the command's fields, also in a word that
@@ -267,7 +326,7 @@ void command_template::expand_parts(const std::vector<part>& parts,
         for (auto& rec : args)
           for (auto& value : rec) {
             if (!first)
-              out += ' ';
+              out += separator_;
             first = false;
             append_value(out, apply_op(p.kind, value), quote);
           }
@@ -279,7 +338,7 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
                                      bool quote) const {
   std::string out;
   if (!has_replacements_) {
-    expand_parts(parts_, args, args, seq, quote, out);
+    expand_parts(parts_, args, args, 0, seq, quote, out);
     for (auto& rec : args)
       for (auto& value : rec) {
         out += ' ';
@@ -288,7 +347,7 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
     return out;
   }
   if (!context_replace_ || field_count(args) == 0) {
-    expand_parts(parts_, args, args, seq, quote, out);
+    expand_parts(parts_, args, args, 0, seq, quote, out);
     return out;
   }
   // -X: a word with an argument replacement once per record.
@@ -301,15 +360,17 @@ std::string command_template::expand(const arguments& args, uint64_t seq,
     for (auto& p : word)
       per_record = per_record || (is_argument_op(p.kind) && p.position == 0);
     if (!per_record) {
-      expand_parts(word, args, args, seq, quote, out);
+      expand_parts(word, args, args, 0, seq, quote, out);
       continue;
     }
     bool first_rec = true;
+    size_t first = 0;
     for (auto& rec : args) {
       if (!first_rec)
         out += ' ';
       first_rec = false;
-      expand_parts(word, args, arguments{rec}, seq, quote, out);
+      expand_parts(word, args, arguments{rec}, first, seq, quote, out);
+      first += rec.size();
     }
   }
   return out;

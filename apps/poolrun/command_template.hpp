@@ -3,12 +3,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace poolrun {
+
+class perl_evaluator;
+struct template_piece;
 
 /// One input record: a field per input source.
 using record = std::vector<std::string>;
@@ -34,6 +38,7 @@ public:
     basename_no_ext, // {/.}
     seq,             // {#}
     slot,            // {%}
+    perl,            // {= perl =}, --rpl, --plus (`expr`: its id)
   };
 
   struct part {
@@ -43,6 +48,8 @@ public:
     /// 1-based index into the flattened fields, from the end when
     /// negative (`{-1}`: the last); 0: all of them.
     int64_t position = 0;
+    /// op::perl: the expression's id in the evaluator.
+    size_t expr = 0;
   };
 
   command_template() = default;
@@ -53,11 +60,14 @@ public:
 
   /// Parses `text`. With `context_replace` (-X), each word holding an
   /// argument replacement repeats once per record. `names` (--header) are
-  /// the fields' names: `{name}` is field n.
+  /// the fields' names: `{name}` is field n. With `perl`, `{= perl =}`
+  /// and its --rpl/--plus strings are expressions it evaluates (the
+  /// feeder calls its `begin_job` before `expand`).
   explicit command_template(std::string_view text,
                             bool context_replace = false,
                             const custom_strings& custom = {},
-                            std::vector<std::string> names = {});
+                            std::vector<std::string> names = {},
+                            std::shared_ptr<perl_evaluator> perl = nullptr);
 
   /// The parsed parts (a replacement's `text`: its spelling).
   const std::vector<part>& parts() const noexcept {
@@ -73,9 +83,19 @@ public:
     return has_replacements_;
   }
 
+  /// What goes between the values of a replacement with several (a
+  /// space; --tmpl's files: nothing, as GNU parallel writes them).
+  void separate_values_with(std::string separator) {
+    separator_ = std::move(separator);
+  }
+
   bool uses_slot() const noexcept {
     return uses_slot_;
   }
+
+  /// A replacement string is (part of) the command's first word, as in
+  /// `{}` or `l{= s/p/s/ =}`: GNU parallel leaves the values unquoted then.
+  bool starts_with_replacement() const noexcept;
 
   /// The command for `args` as job `seq`: replacements shell-quoted when
   /// `quote`, `{%}` as `slot_mark`. Without replacement strings, the
@@ -85,10 +105,19 @@ public:
 
 private:
   void parse(std::string_view text);
-  /// Positional parts take their field from `all`, the others from `args`.
+  /// Appends the parts of `text` (no perl in it) to `parts_`.
+  void scan(std::string_view text, std::string& literal);
+  /// With perl: `{= =}` and the --rpl strings found, then parsed.
+  void parse_perl(std::string_view text, const custom_strings& custom);
+  /// With perl: the template as pieces, in words with -X.
+  void parse_pieces(const std::vector<template_piece>& pieces);
+  /// Positional parts take their field from `all`, the others from `args`
+  /// (whose first field is field `first` of `all`, from 0).
   void expand_parts(const std::vector<part>& parts, const arguments& all,
-                    const arguments& args, uint64_t seq, bool quote,
-                    std::string& out) const;
+                    const arguments& args, size_t first, uint64_t seq,
+                    bool quote, std::string& out) const;
+  void append_perl(const part& p, size_t index, std::string_view value,
+                   bool quote, std::string& out) const;
 
   std::vector<part> parts_;
   /// With -X: the template cut into words, each parsed on its own.
@@ -97,6 +126,8 @@ private:
   /// The custom strings as parts (`text`: the string).
   std::vector<part> custom_;
   std::vector<std::string> names_;
+  std::shared_ptr<perl_evaluator> perl_;
+  std::string separator_ = " ";
   bool has_replacements_ = false;
   bool uses_slot_ = false;
 };
@@ -108,6 +139,9 @@ std::string apply_op(command_template::op kind, std::string_view value);
 /// strings (`whole` as for `command_template`).
 std::string quoted_template(const std::vector<std::string>& words,
                             const command_template::custom_strings& custom);
+
+/// `value`, shell-quoted when `quote`, appended to `out`.
+void append_value(std::string& out, std::string_view value, bool quote);
 
 /// Replaces every `slot_mark` in `command` with `slot`.
 std::string fill_slot(std::string command, size_t slot);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "command_template.hpp"
 #include "console.hpp"
@@ -57,6 +58,24 @@ launch_spec base_launch(executor& ex, const job_spec& spec, size_t slot) {
 
 job_result run_local(executor& ex, const job_spec& spec,
                      const std::string& command, size_t slot) {
+  // --tmpl: the job's files, written first (removed with --cleanup).
+  std::vector<std::string> written;
+  for (size_t i = 0; i < spec.template_names.size(); ++i) {
+    auto name = fill_slot(spec.template_names[i], slot);
+    std::ofstream out{name, std::ios::binary | std::ios::trunc};
+    out << fill_slot(spec.template_contents[i], slot);
+    if (!out.flush()) {
+      job_result res;
+      return cannot_start(std::move(res), "--tmpl: cannot write '" + name +
+                                              "': " + std::strerror(errno));
+    }
+    written.push_back(std::move(name));
+  }
+  auto remove_written = [&] {
+    if (ex.cleanup)
+      for (auto& name : written)
+        ::unlink(name.c_str());
+  };
   auto launch = base_launch(ex, spec, slot);
   launch.env = job_environment(ex, spec, slot);
   // $PARALLEL_ENV's code runs first, so the shell always runs then.
@@ -74,6 +93,7 @@ job_result run_local(executor& ex, const job_spec& spec,
     launch.argv = {ex.shell, "-c", command};
     outcome = run_process(launch);
   }
+  remove_written();
   if (outcome.spawn_error != 0)
     return cannot_start(std::move(outcome.result),
                         "cannot start '" + launch.argv[0] +

@@ -41,7 +41,8 @@ struct executor {
   /// `$PARALLEL_ENV` (or the file it names): shell code run before every
   /// local command, as GNU parallel runs it (env_parallel's way in).
   std::string env_prelude;
-  /// --pipepart: a command need not read its whole block.
+  /// --pipepart and --tee: a command need not read its whole block (as
+  /// GNU parallel's `tee --output-error=warn-nopipe`).
   bool pipepart = false;
   /// `--process-slot-var NAME`: "NAME=" (empty: none).
   std::string slot_var;

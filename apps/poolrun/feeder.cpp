@@ -2,11 +2,17 @@
 #include "feeder.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <random>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
+#include "perl_strings.hpp"
 #include "type_ids.hpp"
 
 namespace poolrun {
@@ -57,7 +63,24 @@ std::string template_text(const run_options& opts) {
 
 namespace {
 
+/// The perl evaluator, when a template needs one.
+std::shared_ptr<perl_evaluator> perl_for(const run_options& opts) {
+  if (opts.perl_strings.empty() &&
+      !has_perl_expression(template_text(opts)) &&
+      !has_perl_expression(opts.tagstring) &&
+      !has_perl_expression(opts.results) &&
+      std::none_of(opts.templates.begin(), opts.templates.end(), [](auto& t) {
+        return has_perl_expression(t.first) || has_perl_expression(t.second);
+      }))
+    return nullptr;
+  return std::make_shared<perl_evaluator>(opts.perl_strings);
+}
+
 } // namespace
+
+std::string feeder::perl_error() const {
+  return perl_ ? perl_->error() : std::string{};
+}
 
 std::string results_dir_for(const std::string& base, const arguments& args,
                             const std::vector<std::string>& names) {
@@ -85,20 +108,32 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
                size_t window, size_t low_water)
     : opts_(std::move(opts)),
       inputs_(std::move(inputs)),
+      perl_(perl_for(opts_)),
       // -N repeats the word around {} per argument, as -X does.
       command_(template_text(opts_),
                opts_.multi_context || opts_.exact_args > 0, opts_.replace_strings,
-               opts_.header_names),
+               opts_.header_names, perl_),
       tagstring_(opts_.tagstring, false, opts_.replace_strings,
-                 opts_.header_names),
-      results_(opts_.results),
+                 opts_.header_names, perl_),
+      results_(opts_.results, false, {}, {}, perl_),
       window_(window),
       low_water_(low_water) {
   results_templated_ = results_.has_replacements();
+  // As GNU parallel: `{}` (or `l{= ... =}`) in the command's first word
+  // is not quoted.
+  quote_values_ = opts_.quote || !command_.starts_with_replacement();
   for (auto& t : opts_.transfer_files)
     transfers_.emplace_back(t);
   for (auto& t : opts_.return_files)
     returns_.emplace_back(t);
+  for (auto& [text, name] : opts_.templates) {
+    template_contents_.emplace_back(text, false, opts_.replace_strings,
+                                    opts_.header_names, perl_);
+    template_names_.emplace_back(name, false, opts_.replace_strings,
+                                 opts_.header_names, perl_);
+    template_contents_.back().separate_values_with("");
+    template_names_.back().separate_values_with("");
+  }
 }
 
 feeder::~feeder() {
@@ -142,8 +177,15 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
                 "--null when the input is NUL-separated); not run";
     return job;
   }
-  job.spec.command = command_.empty() ? join_arguments(args)
-                                      : command_.expand(args, seq);
+  if (perl_) {
+    std::vector<std::string> flat;
+    for (auto& rec : args)
+      flat.insert(flat.end(), rec.begin(), rec.end());
+    perl_->begin_job(seq, flat);
+  }
+  job.spec.command = command_.empty()
+                         ? join_arguments(args)
+                         : command_.expand(args, seq, quote_values_);
   if (job.spec.command.size() > max_command_length) {
     job.error = "the command of job " + std::to_string(seq) + " is " +
                 std::to_string(job.spec.command.size()) +
@@ -162,7 +204,10 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     if (opts_.output == output_mode::line_buffer)
       job.spec.tag = job.tag;
   }
-  if (!opts_.results.empty()) {
+  if (results_json(opts_)) {
+    for (auto& rec : args) // one JSON line per job, by the reporter
+      job.values.insert(job.values.end(), rec.begin(), rec.end());
+  } else if (!opts_.results.empty()) {
     if (results_templated_) {
       job.results = results_.expand(args, seq, false);
       job.results_dir = !job.results.empty() && job.results.back() == '/';
@@ -176,6 +221,17 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     job.spec.transfer.push_back(t.expand(args, seq, false));
   for (auto& t : returns_)
     job.spec.returns.push_back(t.expand(args, seq, false));
+  for (size_t i = 0; i < template_names_.size(); ++i) {
+    // (Without replacement strings, a template is the text as it is.)
+    auto fill = [&](const command_template& t, const std::string& text) {
+      return t.has_replacements() ? t.expand(args, seq, false) : text;
+    };
+    job.spec.template_names.push_back(
+        fill(template_names_[i], opts_.templates[i].second));
+    job.spec.template_contents.push_back(
+        fill(template_contents_[i], opts_.templates[i].first));
+  }
+  job.skip = perl_ && perl_->skipped();
   return job;
 }
 
@@ -210,6 +266,34 @@ void feeder::remove_separators(std::string& block) const {
     block.erase(0, start.size());
 }
 
+bool feeder::read_all_input(std::string& all, std::string& error) const {
+  // Standard input, or the --pipepart file.
+  int fd = 0;
+  if (!opts_.pipe_file.empty()) {
+    fd = ::open(opts_.pipe_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      error = "cannot read input file '" + opts_.pipe_file +
+              "': " + std::strerror(errno);
+      return false;
+    }
+  }
+  char chunk[65536];
+  for (;;) {
+    auto n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n < 0)
+        error = std::string{"cannot read the input: "} + std::strerror(errno);
+      break;
+    }
+    all.append(chunk, static_cast<size_t>(n));
+  }
+  if (fd != 0)
+    ::close(fd);
+  return error.empty();
+}
+
 bool feeder::skip_block(const std::string& block) const {
   // -r: a block of white space only starts no command.
   return opts_.skip_empty &&
@@ -218,8 +302,17 @@ bool feeder::skip_block(const std::string& block) const {
 
 void feeder::run() {
   uint64_t seq = 0;
+  bool perl_ended = false;
   std::string error;
   auto push = [&](pending_job job) {
+    if (perl_ && !perl_->error().empty()) {
+      // perl ended (exit in an expression): the input ends here.
+      if (!perl_ended) {
+        perl_ended = true;
+        error = perl_->error();
+      }
+      return;
+    }
     batch_.push_back(std::move(job));
     size_t outstanding;
     {
@@ -230,7 +323,23 @@ void feeder::run() {
       flush(true);
   };
   auto hook = [this] { flush(true); };
-  if (opts_.pipe) {
+  if (opts_.tee) {
+    // --tee: the whole input to one command per argument.
+    std::string all;
+    if (read_all_input(all, error)) {
+      arguments args;
+      bool bad = false;
+      while (!stopped_ && !perl_ended && inputs_->next(args, bad)) {
+        auto job = make_job(args, ++seq, bad);
+        if (!command_.empty() && !command_.has_replacements())
+          job.spec.command = command_.expand({}, seq); // as --pipe: none
+        job.spec.input = all;
+        push(std::move(job));
+      }
+      if (error.empty())
+        error = inputs_->error();
+    }
+  } else if (opts_.pipe) {
     std::unique_ptr<record_reader> file;
     if (!opts_.pipe_file.empty())
       file = record_reader::open(opts_.pipe_file, "\n", error);
@@ -262,7 +371,7 @@ void feeder::run() {
       // parallel streams them; here they are read first).
       std::vector<std::string> dealt(opts_.round_robin_jobs);
       size_t count = 0;
-      while (!stopped_ && blocks.next(block)) {
+      while (!stopped_ && !perl_ended && blocks.next(block)) {
         if (opts_.remove_separators)
           remove_separators(block);
         if (!skip_block(block))
@@ -274,7 +383,8 @@ void feeder::run() {
         push(std::move(job));
       }
     }
-    while (!opts_.round_robin && !stopped_ && blocks.next(block)) {
+    while (!opts_.round_robin && !stopped_ && !perl_ended &&
+           blocks.next(block)) {
       if (opts_.remove_separators)
         remove_separators(block);
       if (skip_block(block))
@@ -285,17 +395,22 @@ void feeder::run() {
     }
     if (error.empty())
       error = in.error();
-  } else if (opts_.shuffle) {
-    // --shuf: every input first, then the jobs in random order.
+  } else if (opts_.shuffle || (perl_ && perl_->wants_total())) {
+    // --shuf: every input first, then the jobs in random order; so too
+    // for total_jobs() ({##}), in input order.
     std::vector<std::pair<arguments, bool>> all;
     arguments args;
     bool bad = false;
-    while (!stopped_ && inputs_->next(args, bad))
+    while (!stopped_ && !perl_ended && inputs_->next(args, bad))
       all.emplace_back(std::move(args), bad);
     error = inputs_->error();
-    std::shuffle(all.begin(), all.end(), std::mt19937_64{std::random_device{}()});
+    if (opts_.shuffle)
+      std::shuffle(all.begin(), all.end(),
+                   std::mt19937_64{std::random_device{}()});
+    if (perl_)
+      perl_->set_total(all.size());
     for (auto& [a, b] : all) {
-      if (stopped_)
+      if (stopped_ || perl_ended)
         break;
       push(make_job(a, ++seq, b));
     }
@@ -303,9 +418,10 @@ void feeder::run() {
     inputs_->before_blocking(hook);
     arguments args;
     bool bad = false;
-    while (!stopped_ && inputs_->next(args, bad))
+    while (!stopped_ && !perl_ended && inputs_->next(args, bad))
       push(make_job(args, ++seq, bad));
-    error = inputs_->error();
+    if (error.empty())
+      error = inputs_->error();
   }
   flush(false);
   {

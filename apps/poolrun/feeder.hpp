@@ -20,6 +20,7 @@
 #include "inputs.hpp"
 #include "job.hpp"
 #include "options.hpp"
+#include "perl_expr.hpp"
 
 namespace poolrun {
 
@@ -34,12 +35,16 @@ struct pending_job {
   bool results_dir = false;
   /// Why it cannot run (a NUL byte, too long): it is reported, not started.
   std::string error;
+  /// A perl expression called skip(): the job is not run (a failure).
+  bool skip = false;
+  /// `--results X.json`: the job's values (the line's "V").
+  std::vector<std::string> values;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pending_job& x) {
   return f(caf::meta::type_name("poolrun::pending_job"), x.spec, x.tag,
-           x.results, x.results_dir, x.error);
+           x.results, x.results_dir, x.error, x.skip, x.values);
 }
 
 /// The longest command poolrun starts: the kernel's limit for one argument
@@ -79,21 +84,34 @@ public:
   /// The job for `args` as job `seq` (public for tests).
   pending_job make_job(const arguments& args, uint64_t seq, bool bad) const;
 
+  /// Why a perl replacement string cannot be used ("" when none is or
+  /// all is well): checked before the run starts.
+  std::string perl_error() const;
+
 private:
   void run();
   bool skip_block(const std::string& block) const;
+  /// --tee: all of standard input (or the --pipepart file) into `all`.
+  bool read_all_input(std::string& all, std::string& error) const;
   /// --rrs: `block` without its last record end and first record start.
   void remove_separators(std::string& block) const;
   void flush(bool wait_for_credit);
 
   run_options opts_;
   std::unique_ptr<job_inputs> inputs_;
+  /// Only with {= =}, --rpl or --plus (else no perl starts).
+  std::shared_ptr<perl_evaluator> perl_;
   command_template command_;
+  /// The command's values go in unquoted (`{}` as its first word).
+  bool quote_values_ = true;
   command_template tagstring_;
   command_template results_;
   bool results_templated_ = false;
   std::vector<command_template> transfers_;
   std::vector<command_template> returns_;
+  /// --tmpl: each file's name and content.
+  std::vector<command_template> template_names_;
+  std::vector<command_template> template_contents_;
   size_t window_;
   size_t low_water_;
   /// Weak: a feeder left behind must not keep the runner alive.

@@ -28,12 +28,17 @@ struct job_spec {
   std::vector<std::string> returns;
   /// `--line-buffer` with `--tag`/`--tagstring`: each line's prefix.
   std::string tag;
+  /// `--tmpl`: files written before a local command starts (`{%}` still
+  /// as `slot_mark`s in names and contents), and their contents.
+  std::vector<std::string> template_names;
+  std::vector<std::string> template_contents;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
   return f(caf::meta::type_name("poolrun::job_spec"), x.seq, x.command,
-           x.input, x.transfer, x.returns, x.tag);
+           x.input, x.transfer, x.returns, x.tag, x.template_names,
+           x.template_contents);
 }
 
 /// A result's hold on memory and spool files: the bytes of output it keeps

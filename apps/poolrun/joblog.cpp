@@ -1,6 +1,7 @@
 // The joblog, tab-separated as GNU parallel writes it.
 #include "joblog.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdlib>
@@ -37,10 +38,15 @@ void joblog_writer::write(uint64_t seq, const job_result& res) {
     return;
   std::fprintf(file_,
                "%" PRIu64 "\t%s\t%.3f\t%10.3f\t%" PRIu64 "\t%" PRIu64
-               "\t%" PRId32 "\t%" PRId32 "\t%s\n",
+               "\t%" PRId32 "\t%" PRId32 "\t",
                seq, res.host.c_str(), static_cast<double>(res.started_at) / 1e9,
                static_cast<double>(res.runtime) / 1e9, res.sent, res.received,
-               res.exit_code, res.signal, res.command.c_str());
+               res.exit_code, res.signal);
+  // A newline in the command is a NUL, so a line stays one (GNU parallel).
+  auto command = res.command;
+  std::replace(command.begin(), command.end(), '\n', '\0');
+  command += '\n';
+  std::fwrite(command.data(), 1, command.size(), file_);
   std::fflush(file_);
 }
 
@@ -51,6 +57,7 @@ std::string joblog_record::read(const std::string& path) {
       return {};
     return "cannot read joblog '" + path + "': " + std::strerror(errno);
   }
+  found_ = true;
   std::string line;
   size_t number = 0;
   while (std::getline(in, line)) {
@@ -83,6 +90,10 @@ std::string joblog_record::read(const std::string& path) {
     if (seq >= states_.size())
       states_.resize(seq + 1, unknown);
     states_[seq] = exit_code == 0 && signal == 0 ? succeeded : failed;
+    if (seq >= commands_.size())
+      commands_.resize(seq + 1);
+    commands_[seq] = line.substr(begin);
+    std::replace(commands_[seq].begin(), commands_[seq].end(), '\0', '\n');
   }
   return {};
 }

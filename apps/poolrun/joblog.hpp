@@ -51,8 +51,20 @@ public:
     return seq < states_.size() ? static_cast<state>(states_[seq]) : unknown;
   }
 
+  /// Whether `read` found the file.
+  bool found() const noexcept {
+    return found_;
+  }
+
+  /// The commands by Seq (index 0 unused; "" where none), newlines back.
+  const std::vector<std::string>& commands() const noexcept {
+    return commands_;
+  }
+
 private:
   std::vector<uint8_t> states_;
+  std::vector<std::string> commands_;
+  bool found_ = false;
 };
 
 } // namespace poolrun

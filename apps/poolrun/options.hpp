@@ -116,6 +116,9 @@ struct run_options {
   bool multi_plain = false;
   /// `--pipe`: standard input is cut into blocks fed to the commands.
   bool pipe = false;
+  /// `--tee` (with --pipe/--pipepart): all the input to every command,
+  /// one command per argument, all at once (-j 0 unless -j is given).
+  bool tee = false;
   /// `--pipepart -a FILE`: --pipe over FILE, cut as GNU parallel cuts it
   /// (each block runs past `block_size` to the next record end).
   std::string pipe_file;
@@ -155,6 +158,13 @@ struct run_options {
   /// one (`{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`), which is text
   /// then. Pairs of (string, standard spelling).
   std::vector<std::pair<std::string, std::string>> replace_strings;
+  /// `--rpl 'TAG PERL'` and `--plus` (its strings first): strings that
+  /// stand for a perl expression, as `{= PERL =}` does. Pairs (tag, perl).
+  std::vector<std::pair<std::string, std::string>> perl_strings;
+  /// `--tmpl FILE=NAME`: FILE's text, its replacement strings expanded,
+  /// written to NAME (expanded too) before each command. Pairs of (the
+  /// text, read by run_setup; NAME); `--cleanup` removes the files.
+  std::vector<std::pair<std::string, std::string>> templates;
   /// `-q`: the command's words are quoted, so the shell sees them as given.
   bool quote = false;
   /// `-r`: records of white space only are skipped.
@@ -228,6 +238,9 @@ struct run_options {
   std::string joblog;
   bool resume = false;
   bool resume_failed = false;
+  /// `--retry-failed`: the failed commands of --joblog run again (its
+  /// commands, not the command line's; a joblog not there: as usual).
+  bool retry_failed = false;
   std::string journal;
   /// `--queue postgres://...`: the pool's queue in PostgreSQL, shared by
   /// every poolrun that names the same database and `--queue-name`.
@@ -266,5 +279,11 @@ struct run_options {
     return exact_args > 0 ? exact_args : (max_args > 0 ? max_args : 1);
   }
 };
+
+/// `--results X.json` (`-.json`: standard output): one JSON line per job.
+inline bool results_json(const run_options& opts) {
+  auto& r = opts.results;
+  return r.size() > 5 && r.compare(r.size() - 5, 5, ".json") == 0;
+}
 
 } // namespace poolrun

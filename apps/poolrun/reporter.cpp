@@ -89,6 +89,12 @@ void reporter::emit(uint64_t seq, const held& h) {
   if (!h.res)
     return;
   auto& res = *h.res;
+  if (results_json(opts_) && !h.dry) {
+    write_json(seq, h); // its output is in the line, not printed
+    if (h.log)
+      joblog_.write(seq, res);
+    return;
+  }
   auto tag = h.dry ? std::string{} : fill_slot(h.tag, res.slot); // {%}
   // -v: the command is the first line of the job's standard output,
   // tagged as it is, in the file with --files (as GNU parallel).
@@ -124,7 +130,7 @@ void reporter::finished(const pending_job& job, std::optional<job_result> res,
                         bool log, bool dry) {
   if (res && !job.results.empty())
     write_results(job, *res);
-  held h{std::nullopt, job.tag, log, dry};
+  held h{std::nullopt, job.tag, log, dry, job.values};
   if (job.results.empty())
     h.res = std::move(res);
   else if (res && log) // saved with --results: as GNU parallel, not printed

@@ -41,15 +41,20 @@ private:
     std::string tag;
     bool log = true;
     bool dry = false;
+    std::vector<std::string> values;
   };
 
   void emit(uint64_t seq, const held& h);
   void write_results(const pending_job& job, const job_result& res);
+  /// `--results X.json`: the job's line (reporter_json.cpp).
+  void write_json(uint64_t seq, const held& h);
 
   const run_options& opts_;
   joblog_writer joblog_;
   uint64_t next_ = 1;
   std::map<uint64_t, held> held_;
+  /// `--results X.json`: where the lines go (-1: not opened yet).
+  int json_fd_ = -1;
 };
 
 } // namespace poolrun

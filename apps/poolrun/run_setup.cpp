@@ -64,6 +64,37 @@ grouping grouping_for(const run_options& opts, size_t slots) {
   return g;
 }
 
+void replace_all(std::string& text, const std::string& from,
+                 const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+/// `--header 0`: `{FILE}` (`{FILE.}`, `{FILE/}`..., `{=FILE ...=}`)
+/// stands for the source read from FILE, as GNU parallel rewrites it:
+/// first, and counting the file sources only.
+void name_sources_by_file(run_options& opts) {
+  std::vector<std::string*> texts{&opts.tagstring, &opts.results};
+  for (auto& word : opts.command)
+    texts.push_back(&word);
+  for (auto& [text, name] : opts.templates) {
+    texts.push_back(&text);
+    texts.push_back(&name);
+  }
+  size_t id = 0;
+  for (auto& src : opts.sources) {
+    if (!src.is_file)
+      continue;
+    auto n = std::to_string(++id);
+    for (auto* text : texts) {
+      for (auto suffix : {"}", "/}", "//}", ".}", "/.}"})
+        replace_all(*text, "{" + src.path + suffix, "{" + n + suffix);
+      replace_all(*text, "{=" + src.path, "{=" + n);
+    }
+  }
+}
+
 /// `$PARALLEL_ENV`: the code itself, or the name of a file (a fifo too)
 /// holding it. Not passed on to the commands (GNU parallel).
 std::string read_env_prelude(std::string& prelude) {
@@ -124,10 +155,22 @@ std::string run_setup::prepare(run_options& opts) {
   auto logins = parse_sshlogins(entries, split_words(opts.ssh), error);
   if (!error.empty())
     return error;
-  if (opts.resume || opts.resume_failed) {
+  if (opts.resume || opts.resume_failed || opts.retry_failed) {
     resume = std::make_shared<joblog_record>();
     if (auto err = resume->read(opts.joblog); !err.empty())
       return err;
+  }
+  if (opts.retry_failed && resume->found()) {
+    // --retry-failed: the joblog's commands are the input (each a whole
+    // command); those that succeeded are skipped, as with --resume-failed.
+    input_source commands;
+    auto& logged = resume->commands();
+    commands.values.assign(logged.begin() + (logged.empty() ? 0 : 1),
+                           logged.end());
+    opts.sources = {std::move(commands)};
+    opts.command.clear();
+    opts.delimiter = std::string(1, '\0'); // a command may hold newlines
+    opts.resume_failed = true;
   }
   if (opts.dry_run) {
     workers = opts.jobs.slots(static_cast<size_t>(
@@ -148,7 +191,7 @@ std::string run_setup::prepare(run_options& opts) {
                      "::: or :::: or -a, or to pipe data in? (Ctrl-D ends "
                      "the input)");
   std::unique_ptr<job_inputs> inputs;
-  if (!opts.pipe) {
+  if (!opts.pipe || opts.tee) { // --tee: the arguments name the commands
     inputs = job_inputs::open(opts, grouping_for(opts, workers), error);
     if (!inputs)
       return error;
@@ -171,9 +214,20 @@ std::string run_setup::prepare(run_options& opts) {
                   static_cast<double>(std::max<size_t>(workers, 1)) /
                   opts.blocks_per_slot);
   }
+  for (auto& [text, name] : opts.templates) { // --tmpl: FILE's text
+    bool ok = false;
+    auto path = text;
+    text = read_whole(path, ok);
+    if (!ok)
+      return "--tmpl: cannot read '" + path + "': " + std::strerror(errno);
+  }
+  if (opts.header == "0" && !opts.pipe)
+    name_sources_by_file(opts);
   input = std::make_shared<feeder>(opts, std::move(inputs),
                                    need_total ? 0 : feed_window(workers),
                                    workers * 4 + 16);
+  if (auto err = input->perl_error(); !err.empty())
+    return err; // an expression perl cannot compile, or no perl
   exec = std::make_shared<executor>();
   exec->slots = slots;
   exec->shell = opts.shell;
@@ -181,7 +235,7 @@ std::string run_setup::prepare(run_options& opts) {
   exec->mode = opts.output;
   exec->cleanup = opts.cleanup;
   exec->trace = opts.trace_command;
-  exec->pipepart = !opts.pipe_file.empty();
+  exec->pipepart = !opts.pipe_file.empty() || opts.tee;
   if (auto err = read_env_prelude(exec->env_prelude); !err.empty())
     return err;
   if (!opts.slot_var.empty())

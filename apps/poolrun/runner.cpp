@@ -215,6 +215,10 @@ void runner_state::pump() {
         continue;
       }
     }
+    if (job.skip) {
+      record_skipped(std::move(job));
+      continue;
+    }
     if (o.dry_run) {
       out_->dry_run(job, cfg_.workers);
       continue;

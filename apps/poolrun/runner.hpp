@@ -75,6 +75,9 @@ private:
   void on_feed_end(uint64_t total, std::string& error);
   void pump();
   void submit(pending_job job);
+  /// skip() in a perl expression: not run; as GNU parallel, a failure
+  /// with Exitval -2 (runner_journal.cpp, with the other records).
+  void record_skipped(pending_job job);
   void outcome(uint64_t seq, std::optional<job_result> res,
                const caf::error& err);
   void complete(running_job& entry, std::optional<job_result> res,

@@ -437,4 +437,18 @@ void runner_state::report_foreign() {
                      "this input; they ran too");
 }
 
+void runner_state::record_skipped(pending_job job) {
+  auto seq = job.spec.seq;
+  job_result res;
+  res.command = job.spec.command;
+  res.exit_code = -2;
+  res.started_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  auto& entry = running_[seq];
+  entry.job = std::move(job);
+  complete(entry, std::move(res), caf::error{});
+  running_.erase(seq);
+}
+
 } // namespace poolrun

@@ -1,8 +1,12 @@
 // Command templates, GNU parallel's quoting, and commands started without
 // a shell.
+#include <memory>
+
 #include <doctest/doctest.h>
 
 #include "command_template.hpp"
+#include "perl_expr.hpp"
+#include "perl_strings.hpp"
 #include "shell.hpp"
 
 using poolrun::arguments;
@@ -83,4 +87,47 @@ TEST_CASE("the shell: --shell - then PARALLEL_SHELL" * doctest::timeout(10)) {
   CHECK(poolrun::choose_shell("") == "/bin/zsh-like");
   ::unsetenv("PARALLEL_SHELL");
   CHECK(!poolrun::choose_shell("").empty());
+}
+
+TEST_CASE("perl strings: {= =} pairs, --rpl tags with groups, longer first" *
+          doctest::timeout(10)) {
+  using kind = poolrun::template_piece::kind;
+  auto pieces = poolrun::split_perl_strings(
+      "a{=2 s/x/y/ =}{}%D%{/b/c}", {{"%", ""}, {"%D", "s/a/b/"},
+                                    {"{/(.+?)/(.*?)}", "s/$$1/$$2/"}},
+      {"{}"}, {});
+  REQUIRE(pieces.size() == 6);
+  CHECK(pieces[0].text == "a");
+  CHECK(pieces[1].what == kind::perl);
+  CHECK(pieces[1].position == 2);
+  CHECK(pieces[1].text == "s/x/y/ ");
+  CHECK(pieces[2].what == kind::kept);
+  CHECK(pieces[3].text == "s/a/b/"); // %D before %
+  CHECK(pieces[4].text.empty());
+  CHECK(pieces[5].text ==
+        "$_pAr_gRp1 = \"b\";$_pAr_gRp2 = \"c\";s/$_pAr_gRp1/$_pAr_gRp2/");
+  // The shortest pair; a lone {= is text. --header names give positions.
+  auto nested = poolrun::split_perl_strings("{={==}", {}, {}, {});
+  REQUIRE(nested.size() == 2);
+  CHECK(nested[0].text == "{=");
+  auto named = poolrun::split_perl_strings("{=v2 $_.=1=}", {}, {},
+                                           {"v1", "v2"});
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].position == 2);
+}
+
+TEST_CASE("perl strings: evaluated once per argument and job, quoted unless "
+          "uq()" *
+          doctest::timeout(30)) {
+  auto perl = std::make_shared<poolrun::perl_evaluator>(poolrun::rpl_table{});
+  command_template t{"e {= $_=++$::n.$_ =} {=2 uq() =} {=1 $_=++$::n =}", false,
+                     {}, {}, perl};
+  REQUIRE(perl->error().empty());
+  perl->begin_job(1, {"a b", "c;d"});
+  CHECK(t.expand({{"a b", "c;d"}}, 1) == "e '1a b' '2c;d' c;d 3");
+  CHECK(t.starts_with_replacement() == false);
+  CHECK(command_template{"l{= s/p/s/ =} x", false, {}, {}, perl}
+            .starts_with_replacement());
+  command_template bad{"{= s/a/ =}", false, {}, {}, perl};
+  CHECK(perl->error().find("cannot use the perl expression") == 0);
 }

@@ -2,6 +2,8 @@
 // (sorted, or in order with -k), same exit status, same files.
 #include "compare.hpp"
 
+#include <regex>
+
 using namespace poolrun::test;
 
 TEST_CASE("GNU parallel vs poolrun: replacement strings and quoting" *
@@ -243,4 +245,28 @@ TEST_CASE("GNU parallel vs poolrun: jobs - shell and environment" *
     inv.env = {shell};
     check_same(inv);
   }
+}
+
+TEST_CASE("GNU parallel vs poolrun: --results X.json writes a JSON line per "
+          "job" *
+          doctest::timeout(120)) {
+  // The times differ: each "Starttime" and "JobRuntime" is normalized.
+  auto normalized = [](const std::string& text) {
+    static const std::regex times{R"re("(Starttime|JobRuntime)": [0-9.]+)re"};
+    return std::regex_replace(text, times, "\"$1\": T");
+  };
+  auto to_stdout = ordered({"-k", "--results", "-.json", "sh", "-c",
+                            "echo \"$0\\\"\\\\\"; echo e >&2; exit $1", ":::",
+                            "a", "b\tc", ":::", "0", "3"});
+  auto [ours, theirs] = run_both(to_stdout);
+  CHECK(ours.status == theirs.status);
+  CHECK(normalized(ours.out) == normalized(theirs.out));
+  CHECK(ours.out.find("\"V\": [ \"b\\u0009c\",\"3\" ]") != std::string::npos);
+  auto to_file = ordered({"-k", "--results", "x.json", "seq", ":::", "2",
+                          "3", ":::", "4"});
+  to_file.files = {"x.json"};
+  auto [a, b] = run_both(to_file);
+  CHECK(a.status == b.status);
+  CHECK(a.out.empty());
+  CHECK(normalized(a.files["x.json"]) == normalized(b.files["x.json"]));
 }

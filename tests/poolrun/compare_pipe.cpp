@@ -1,6 +1,6 @@
 // GNU parallel vs poolrun on how --pipe and --pipepart cut their input:
 // --pipepart's blocks, --regexp, --rrs, records of -L lines, k and K, and
-// what -v and --tagstring print around a block.
+// what -v and --tagstring print around a block; --tee.
 #include "compare.hpp"
 
 using namespace poolrun::test;
@@ -123,5 +123,33 @@ TEST_CASE("GNU parallel vs poolrun: -v with --tagstring and --files" *
     auto path = out->substr(4, out->size() - 5);
     CHECK(read_file(path) == "cat\n1\n");
     ::unlink(path.c_str());
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun: --tee gives all the input to one "
+          "command per argument" *
+          doctest::timeout(120)) {
+  check_same(ordered({"-k", "--tee", "--pipe", "--tag",
+                      "grep {1} | LC_ALL=C wc {2}", ":::", "1", "5", ":::",
+                      "-l", "-c"},
+                     numbers(1, 30000)));
+  // Without a command the arguments are the commands; one that reads
+  // nothing (true) fails nothing.
+  check_same(ordered({"-k", "--tee", "--pipe", ":::", "wc", "head -2",
+                      "tail -1", "true"},
+                     numbers(1, 100000)));
+  // A command without replacement strings gets no arguments (as --pipe).
+  check_same(ordered({"-k", "--tee", "--pipe", "cat", ":::", "1", "2"},
+                     numbers(1, 5)));
+  check_same(over_file({"-k", "--pipepart", "--tee", "-a", "f",
+                        "wc -l; echo {}", ":::", "1", "2", "3"},
+                       numbers(1, 1000)));
+  // Without --pipe or arguments: named, nothing runs.
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"--tee", "echo", ":::", "a"}, {"--tee", "--pipe", "cat"}}) {
+    child_process run{poolrun_argv(args), "x\n", ""};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("--tee needs --pipe") != std::string::npos);
+    CHECK(run.out().empty());
   }
 }

@@ -303,7 +303,7 @@ TEST_CASE("GNU parallel vs poolrun: -l0 - -L0 - -e - --dnr and the other "
 
 TEST_CASE("options poolrun leaves out say what to use instead" *
           doctest::timeout(60)) {
-  for (auto option : {"--tmux", "--memfree", "--rpl", "--basefile", "--workdir",
+  for (auto option : {"--tmux", "--memfree", "--load", "--basefile", "--workdir",
                       "--semaphore", "--onall"}) {
     CAPTURE(option);
     child_process run{poolrun_argv({option, "x", "echo", ":::", "a"}), "", ""};
@@ -423,4 +423,68 @@ TEST_CASE("GNU parallel vs poolrun: $PARALLEL_ENV - lines going on after a "
       poolrun_argv({"--compress", "--results", "r", "echo", ":::", "a"}), "",
       ""};
   CHECK(run.exit_code(30s) == 255);
+}
+
+TEST_CASE("GNU parallel vs poolrun: --tmpl files - replacement strings - "
+          "--cleanup" *
+          doctest::timeout(120)) {
+  std::string text = "Job:{#} Slot:{%} All:{} 1:{1} -1:{-1} x:{x} "
+                     "Perl:{=x $_=sprintf('%.2f',$_) =}\n";
+  for (bool cleanup : {false, true}) {
+    std::vector<std::string> args{"-k", "-j1", "--header", ":", "--tmpl",
+                                  "t=out.{#}", "--tmpl", "u=o-{x}-{y}",
+                                  "cat out.{#} o-{x}-{y}; ls o* | wc -l",
+                                  ":::", "x", "1.5", "2", ":::", "y", "a",
+                                  "b"};
+    if (cleanup)
+      args.insert(args.begin(), "--cleanup");
+    auto inv = ordered(args);
+    inv.given = {{"t", text}, {"u", "{}/{2}\n"}};
+    check_same(inv);
+  }
+  // A template that cannot be read, a --tmpl without NAME: named.
+  for (auto value : {"missing=x", "t"}) {
+    child_process run{poolrun_argv({"--tmpl", value, "echo", ":::", "a"}), "",
+                      ""};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("--tmpl") != std::string::npos);
+    CHECK(run.out().empty());
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun: --header 0 names each file source by "
+          "its file" *
+          doctest::timeout(120)) {
+  auto named = ordered({"-k", "--header", "0", "echo", "{f.txt}", "{f.txt.}",
+                        "{=f.txt $_.='x' =}", "{g}", "::::", "f.txt", "g"});
+  named.given = {{"f.txt", "c1\nc2.d\n"}, {"g", "e\n"}};
+  check_same(named);
+  // First: a file named 1 makes {1} its source (the third here).
+  auto first = ordered({"-k", "--header", "0", "echo", "{1}", "::::", "3", "2",
+                        "1"});
+  first.given = {{"1", "1\n"}, {"2", "1\n2\n"}, {"3", "1\n2\n3\n"}};
+  check_same(first);
+}
+
+TEST_CASE("GNU parallel vs poolrun: --retry-failed reruns the joblog's "
+          "failed commands - a newline in a command is a NUL there" *
+          doctest::timeout(120)) {
+  // A joblog with a failed command holding a newline: the failed ones
+  // run again, not the command line's.
+  auto retry = ordered({"-k", "--jl", "log", "--retry-failed", "never run",
+                        ":::", "x"});
+  retry.given = {{"log", "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\t"
+                         "Exitval\tSignal\tCommand\n"
+                         "1\t:\t1.000\t0.001\t0\t2\t0\t0\techo a\n"
+                         "2\t:\t1.000\t0.001\t0\t2\t1\t0\techo b; false\n"
+                         "3\t:\t1.000\t0.001\t0\t2\t1\t0\techo \"c" +
+                         std::string(1, '\0') + "d\"\n"}};
+  check_same(retry);
+  // A newline of a command is written as a NUL; "-" is a file name.
+  auto lines = ordered({"--jl", "-", "--resume", "echo \"a\nb\"", ":::",
+                        "x"});
+  auto [a, b] = run_both(lines);
+  CHECK(a.status == b.status);
+  CHECK(a.out.find(std::string{"echo \"a\0b\" x\n", 13}) != std::string::npos);
+  CHECK(b.out.find(std::string{"echo \"a\0b\" x\n", 13}) != std::string::npos);
 }

@@ -1,0 +1,98 @@
+// --results X.json: one JSON line per job, as GNU parallel writes them.
+#include "reporter.hpp"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "console.hpp"
+#include "process.hpp"
+
+namespace poolrun {
+
+namespace {
+
+/// GNU parallel's JSON string: `"` and `\` escaped, control bytes as
+/// \u00XX.
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (auto c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", byte);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+/// The whole of `fd`'s contents, from the start.
+std::string read_back(int fd) {
+  std::string out;
+  ::lseek(fd, 0, SEEK_SET);
+  char chunk[65536];
+  ssize_t n;
+  while ((n = ::read(fd, chunk, sizeof chunk)) > 0)
+    out.append(chunk, static_cast<size_t>(n));
+  return out;
+}
+
+} // namespace
+
+void reporter::write_json(uint64_t seq, const held& h) {
+  auto& res = *h.res;
+  if (json_fd_ < 0) {
+    auto& path = opts_.results;
+    json_fd_ = path == "-.json"
+                   ? STDOUT_FILENO
+                   : ::open(path.c_str(),
+                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (json_fd_ < 0) {
+      console::message("cannot write --results file '" + path +
+                       "': " + std::strerror(errno));
+      return;
+    }
+  }
+  // The output, spooled parts too, read back from memory files.
+  auto out_fd = ::memfd_create("poolrun-json-out", MFD_CLOEXEC);
+  auto err_fd = ::memfd_create("poolrun-json-err", MFD_CLOEXEC);
+  std::string out;
+  std::string err;
+  if (out_fd >= 0 && err_fd >= 0 && write_output(res, out_fd, err_fd, "")) {
+    out = read_back(out_fd);
+    err = read_back(err_fd);
+  }
+  for (auto fd : {out_fd, err_fd})
+    if (fd >= 0)
+      ::close(fd);
+  char numbers[256];
+  std::snprintf(numbers, sizeof numbers,
+                "{ \"Seq\": %" PRIu64 ", \"Host\": %s, \"Starttime\": %.3f, "
+                "\"JobRuntime\": %.3f, \"Send\": %" PRIu64
+                ", \"Receive\": %" PRIu64 ", \"Exitval\": %" PRId32
+                ", \"Signal\": %" PRId32 ", ",
+                seq, json_string(res.host).c_str(),
+                static_cast<double>(res.started_at) / 1e9,
+                static_cast<double>(res.runtime) / 1e9, res.sent,
+                res.received, res.exit_code, res.signal);
+  std::string line = numbers;
+  line += "\"Command\": " + json_string(res.command) + ", \"V\": [ ";
+  for (size_t i = 0; i < h.values.size(); ++i)
+    line += (i > 0 ? "," : "") + json_string(h.values[i]);
+  line += " ], \"Stdout\": " + json_string(out) +
+          ", \"Stderr\": " + json_string(err) + " }\n";
+  write_all(json_fd_, line);
+}
+
+} // namespace poolrun
