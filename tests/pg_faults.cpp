@@ -270,6 +270,11 @@ TEST_CASE("an outage longer than outage_limit: the submits that waited are "
   seen after;
   fx.self->send(pool, pool::enqueue_atom_v, int64_t{7});
   receive_all(fx, after, 1, 30s);
+  for (auto& x : after.refused)
+    MESSAGE("refused after the outage: " << x);
+  for (auto& x : after.failed)
+    MESSAGE("failed after the outage: " << x);
+  REQUIRE(after.done.size() == 1);
   CHECK(after.done.begin()->second == 14);
 }
 
