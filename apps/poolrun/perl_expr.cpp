@@ -230,9 +230,9 @@ bool perl_evaluator::send(const std::string& data) {
   return true;
 }
 
-bool perl_evaluator::read_bytes(size_t n, std::string& out) {
+bool perl_evaluator::read_more() {
   char chunk[65536];
-  while (buffer_.size() < n) {
+  for (;;) {
     auto got = ::read(from_perl_, chunk, sizeof chunk);
     if (got < 0 && errno == EINTR)
       continue;
@@ -241,25 +241,24 @@ bool perl_evaluator::read_bytes(size_t n, std::string& out) {
       return false;
     }
     buffer_.append(chunk, static_cast<size_t>(got));
+    return true;
   }
+}
+
+bool perl_evaluator::read_bytes(size_t n, std::string& out) {
+  while (buffer_.size() < n)
+    if (!read_more())
+      return false;
   out.assign(buffer_, 0, n);
   buffer_.erase(0, n);
   return true;
 }
 
 bool perl_evaluator::read_line(std::string& line) {
-  char chunk[4096];
   size_t end;
-  while ((end = buffer_.find('\n')) == std::string::npos) {
-    auto got = ::read(from_perl_, chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0) {
-      fail("perl ended (an expression called exit or died)");
+  while ((end = buffer_.find('\n')) == std::string::npos)
+    if (!read_more())
       return false;
-    }
-    buffer_.append(chunk, static_cast<size_t>(got));
-  }
   line.assign(buffer_, 0, end);
   buffer_.erase(0, end + 1);
   return true;

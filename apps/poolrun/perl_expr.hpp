@@ -83,6 +83,9 @@ private:
   bool send(const std::string& data);
   bool read_line(std::string& line);
   bool read_bytes(size_t n, std::string& out);
+  /// Appends what one read from perl gives to `buffer_`; false (and the
+  /// error set) when perl has gone.
+  bool read_more();
   void fail(std::string why);
 
   rpl_table rpls_;
