@@ -23,13 +23,11 @@ void timed_queue::ready_entry::take_plain(std::vector<work_record>& out) && {
 }
 
 void timed_queue::band::push(ready_entry x, std::string key) {
-  ++size;
   if (key.empty()) {
-    if (plain.empty())
-      turns.emplace_back();
-    plain.push_back(std::move(x));
+    plain_lane().push_back(std::move(x));
     return;
   }
+  ++size;
   auto& to = lanes[key];
   if (to.empty())
     turns.push_back(std::move(key));

@@ -141,10 +141,14 @@ private:
     void push(ready_entry x, std::string key);
     /// `push` of a plain entry (no key), built in place.
     void push_plain(time_point since, work_record&& x) {
+      plain_lane().emplace_back(since, std::move(x));
+    }
+    /// The plain lane, counting the entry about to go in (and its turn).
+    lane& plain_lane() {
       ++size;
       if (plain.empty())
         turns.emplace_back();
-      plain.emplace_back(since, std::move(x));
+      return plain;
     }
     /// The next entry in turn, and its lane's key.
     std::pair<ready_entry, std::string> pop();

@@ -97,7 +97,7 @@ void monitors::on_overload_timer(size_t configured) {
 }
 
 void monitors::check_overload(size_t configured) {
-  auto threshold = opts_.overload_threshold().value_or(100 * configured);
+  auto threshold = overload_threshold(configured);
   if (waiting_ <= threshold) {
     overload_since_.reset();
     return;

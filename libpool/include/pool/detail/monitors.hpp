@@ -61,7 +61,7 @@ public:
     // (Twice per operation: at or below the threshold with no overload
     // under way, there is nothing to check.)
     if (overload_since_ ||
-        waiting > opts_.overload_threshold().value_or(100 * configured))
+        waiting > overload_threshold(configured))
       check_overload(configured);
   }
 
@@ -94,6 +94,11 @@ private:
                      std::optional<size_t>& grow);
 
   void check_overload(size_t configured);
+
+  /// Waiting operations above which the pool is overloaded.
+  size_t overload_threshold(size_t configured) const {
+    return opts_.overload_threshold().value_or(100 * configured);
+  }
 
   const pool_options& opts_;
   shepherd_effects& fx_;

@@ -311,10 +311,16 @@ public:
     return i != extras_.end() ? &i->second : nullptr;
   }
 
+  /// Whether `op`'s queue entry is its payload alone (the pool's policy,
+  /// no keys): most are.
+  bool plain(const operation& op) const noexcept {
+    return !op.own_policy_ && extras_.empty();
+  }
+
   /// Appends `record_of(id, op)` to `out`, built in place for most.
   void append_record(std::vector<work_record>& out, const attempt_id& id,
                      const operation& op) {
-    if (!op.own_policy_ && extras_.empty())
+    if (plain(op))
       out.emplace_back(id, op.payload);
     else
       out.push_back(own_record_of(id, op));
@@ -323,7 +329,7 @@ public:
   /// The queue entry of attempt `id` of `op`: its payload, priority and
   /// concurrency key.
   work_record record_of(const attempt_id& id, const operation& op) {
-    if (!op.own_policy_ && extras_.empty())
+    if (plain(op))
       return work_record{id, op.payload}; // (Most: the pool's policy.)
     return own_record_of(id, op);
   }
