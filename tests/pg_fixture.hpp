@@ -168,11 +168,46 @@ inline int pg_free_port() {
   return ntohs(addr.sin_port);
 }
 
+/// Tag of `pg_cluster`'s standby constructor.
+struct standby_of {};
+
 /// One running cluster. `tls` turns on TLS with certificates made here
 /// (`ca_file()`), and password (SCRAM) authentication for TCP clients,
 /// which must then use TLS.
 class pg_cluster {
 public:
+  /// A streaming standby of `primary` (pg_basebackup over its socket):
+  /// the same port number, on a unix socket of its own only (no TCP), so
+  /// that a conninfo naming a socket directory through a link reaches
+  /// whichever of the two the link points to. `promote` makes it take
+  /// writes.
+  pg_cluster(standby_of, const pg_cluster& primary) : tls_(false) {
+    char name[] = "/tmp/pool-pg-XXXXXX";
+    REQUIRE(::mkdtemp(name) != nullptr);
+    dir = name;
+    start_watchdog();
+    port = primary.port;
+    account_.own(dir);
+    auto log = dir + "/basebackup.log";
+    auto rc = pg_run(account_,
+                     {pg_bin() + "/pg_basebackup", "-D", dir + "/data", "-h",
+                      primary.dir, "-p", std::to_string(port), "-U",
+                      "postgres", "-R", "-X", "stream", "--no-sync"},
+                     log);
+    REQUIRE_MESSAGE(rc == 0, "pg_basebackup failed: " << read_all(log));
+    std::ofstream conf{dir + "/data/postgresql.conf", std::ios::app};
+    conf << "listen_addresses = ''\nunix_socket_directories = '" << dir
+         << "'\n";
+    conf.close();
+    account_.own(dir);
+    start_server();
+  }
+
+  /// Promotes a standby: it takes writes from now on.
+  void promote() {
+    sql("SELECT pg_promote(true, 60)");
+  }
+
   explicit pg_cluster(bool tls = false) : tls_(tls) {
     auto tmpl = pg_template(account_);
     char name[] = "/tmp/pool-pg-XXXXXX";
@@ -192,7 +227,7 @@ public:
          << "min_wal_size = 2MB\nmax_wal_size = 32MB\n"
          << "password_encryption = 'scram-sha-256'\n";
     std::ofstream hba{dir + "/data/pg_hba.conf", std::ios::trunc};
-    hba << "local all all trust\n";
+    hba << "local all all trust\nlocal replication all trust\n";
     if (tls_) {
       make_certificates();
       conf << "ssl = on\nssl_cert_file = '" << dir << "/server.crt'\n"

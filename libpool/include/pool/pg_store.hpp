@@ -247,6 +247,11 @@ private:
   /// that the commit reports.
   caf::error after_failed_commit(caf::error err);
 
+  /// Whether the open group holds pushes not given up; if so, the
+  /// earliest time an attempt to reach the server may have failed to
+  /// count against them (see `after_failed_commit`).
+  std::optional<std::chrono::steady_clock::time_point> waiting_pushes() const;
+
   /// Reads the counts again when stale, at most every 20 ms.
   void refresh_counts(time_point now);
 
@@ -302,6 +307,11 @@ private:
   std::vector<uint64_t> fenced_;
   /// Since when the server is out of reach (the first change it lost).
   std::optional<time_point> outage_since_;
+  /// Past `outage_limit`: since when pushes wait that an attempt to reach
+  /// the server must fail after before they are given up (pg_commit.cpp).
+  std::optional<std::chrono::steady_clock::time_point> pushes_since_;
+  /// Something was given up in this outage already.
+  bool outage_gave_up_ = false;
   /// Keys whose `find_key` failed: a push with one is refused until a
   /// lookup of it succeeds (pg_records.cpp).
   std::unordered_set<std::string> unchecked_keys_;

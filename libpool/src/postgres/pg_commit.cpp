@@ -109,8 +109,11 @@ caf::error pg_store::commit() {
     notify_finished_.clear();
     for (auto& x : claimed_)
       x.in_group = false;
-    if (!unreachable())
+    if (!unreachable()) {
       outage_since_.reset();
+      outage_gave_up_ = false;
+      pushes_since_.reset();
+    }
     return caf::none;
   } catch (...) {
     return on_exception();
@@ -125,6 +128,17 @@ caf::error pg_store::after_failed_commit(caf::error err) {
     auto lasted = now - *outage_since_;
     if (lasted < opts_.outage_limit())
       return err; // every change waits for the next commit
+    // Pushes are given up only by an attempt to reach the server that
+    // failed after they began to wait (the connection tries at most every
+    // 2 s; a failure from before says nothing of the server now): a
+    // submit made once the server is back is not refused by the outage.
+    // When the outage first outlasts the limit, they waited since it began.
+    if (auto since = waiting_pushes()) {
+      if (!pushes_since_)
+        pushes_since_ = *since;
+      if (db_->last_try() < *pushes_since_)
+        return err; // the next attempt decides
+    }
     err = caf::make_error(
         pool_errc::store_failed, db_->target(),
         fmt::format("the server has been out of reach for {} (longer than "
@@ -153,7 +167,24 @@ caf::error pg_store::after_failed_commit(caf::error err) {
   // placeholder (no operation has id 0) says that the store gave up.
   if (given_up_.empty() && outage_since_)
     given_up_.push_back(attempt_id{0, 0});
+  pushes_since_.reset();
+  outage_gave_up_ = true;
   return err;
+}
+
+std::optional<std::chrono::steady_clock::time_point>
+pg_store::waiting_pushes() const {
+  auto live = std::any_of(group_->kept().begin(), group_->kept().end(),
+                          [this](const pg_change& c) {
+                            return c.statement == pg_sql::push
+                                   && !batch_->given_up(c);
+                          });
+  if (!live)
+    return std::nullopt;
+  // Waiting since the outage began, if nothing was given up in it yet.
+  if (!outage_gave_up_)
+    return std::chrono::steady_clock::time_point{};
+  return std::chrono::steady_clock::now();
 }
 
 caf::error pg_store::after_rollback() {

@@ -179,6 +179,7 @@ caf::error pg_conn::reconnect() {
   auto now = std::chrono::steady_clock::now();
   if (last_reconnect_error_ && now - last_failed_reconnect_ < reconnect_delay_)
     return last_reconnect_error_;
+  last_try_ = now;
   auto err = connect();
   for (auto& [name, text] : prepared_) {
     if (err)

@@ -87,6 +87,12 @@ public:
   /// timeout, and a server that is back is found within 2 s.
   caf::error reconnect();
 
+  /// When `reconnect` last tried to reach the server (not counting the
+  /// calls that failed at once, within the wait after a failure).
+  std::chrono::steady_clock::time_point last_try() const noexcept {
+    return last_try_;
+  }
+
   /// How many times the connection was made (the first connect
   /// included): a change says that it was made again.
   uint64_t connects() const noexcept {
@@ -151,6 +157,7 @@ private:
   uint64_t connects_ = 0;
   std::chrono::steady_clock::time_point last_failed_reconnect_;
   caf::error last_reconnect_error_;
+  std::chrono::steady_clock::time_point last_try_;
   std::chrono::steady_clock::duration reconnect_delay_ =
       std::chrono::milliseconds(100);
 };
