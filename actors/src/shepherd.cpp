@@ -87,6 +87,8 @@ private:
 
   void spawn_queue() {
     cfg_.store->set_priority_aging(cfg_.options.key_flow().priority_aging());
+    if (cfg_.options.key_flow().concurrency_limited())
+      cfg_.store->set_key_limits(cfg_.options.key_flow());
     queue_ = spawn(queue_actor, cfg_.store, cfg_.options.commit_interval(),
                    address());
     monitor(queue_);

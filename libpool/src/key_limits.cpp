@@ -17,6 +17,13 @@ const key_limit* key_flow_options::limit_of(const std::string& key) const {
   return every_key_ ? &*every_key_ : nullptr;
 }
 
+bool key_flow_options::concurrency_limited() const noexcept {
+  if (every_key_ && every_key_->concurrency)
+    return true;
+  return std::any_of(keys_.begin(), keys_.end(),
+                     [](const auto& kvp) { return kvp.second.concurrency; });
+}
+
 bool key_flow_options::rate_limited() const noexcept {
   if (every_key_ && every_key_->rate)
     return true;

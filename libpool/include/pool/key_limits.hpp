@@ -53,6 +53,19 @@ public:
   /// The limits of `key`; null for none (an empty key never has any).
   const key_limit* limit_of(const std::string& key) const;
 
+  /// The limits of every key without its own; none if unset.
+  const std::optional<key_limit>& every_key() const noexcept {
+    return every_key_;
+  }
+
+  /// The keys with limits of their own.
+  const std::unordered_map<std::string, key_limit>& keys() const noexcept {
+    return keys_;
+  }
+
+  /// Whether any key has a concurrency limit.
+  bool concurrency_limited() const noexcept;
+
   /// Whether any key has a limit.
   bool limited() const noexcept {
     return every_key_.has_value() || !keys_.empty();

@@ -143,6 +143,13 @@ public:
   /// level per `step` waited (none: by priority, using the index).
   void set_priority_aging(std::optional<caf::timespan> step) override;
 
+  /// Claims keep the concurrency limits per key across every store on
+  /// the queue: a key's claimed and running entries count against its
+  /// limit, claims take turns under the queue's lock, and a claim's due
+  /// entries take turns between keys (docs/postgres.md, "Limits per key
+  /// across processes").
+  void set_key_limits(const key_flow_options& limits) override;
+
   std::optional<uint64_t> find_key(const std::string& key, time_point now,
                                    caf::timespan window) override;
 
@@ -298,6 +305,12 @@ private:
   std::unordered_map<uint64_t, held_attempt> held_;
   std::vector<claimed_entry> claimed_;
   queue_counts counts_;
+  /// `set_key_limits`: the limit of every key (none: no limit), the keys
+  /// with limits of their own (0: none), in one order.
+  bool key_limited_ = false;
+  std::optional<int64_t> every_key_limit_;
+  std::vector<std::string> limited_keys_;
+  std::vector<int64_t> key_limits_;
   /// `set_priority_aging`.
   std::optional<caf::timespan> aging_;
   /// What the open group must notify at its commit.

@@ -19,6 +19,8 @@
 
 namespace pool {
 
+class key_flow_options;
+
 /// What a shared store learned from other stores since the last
 /// `work_store::poll_notifications()`.
 struct store_notifications {
@@ -113,6 +115,15 @@ public:
   /// priorities. Called before the store is used. Default: ignored (a
   /// store that cannot age says so in its documentation).
   virtual void set_priority_aging(std::optional<caf::timespan> /* step */) {
+    // nop
+  }
+
+  /// The concurrency limits per key (`key_flow_options`) for the store to
+  /// keep itself: a shared store then keeps them across every process on
+  /// its queue. Called before the store is used, only when a key has a
+  /// concurrency limit. Default: ignored (each pool's own gate keeps
+  /// them for its process).
+  virtual void set_key_limits(const key_flow_options& /* limits */) {
     // nop
   }
 

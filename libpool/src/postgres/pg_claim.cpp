@@ -16,6 +16,7 @@
 #include "pg_group.hpp"
 #include "pg_schema.hpp"
 #include "pool/errors.hpp"
+#include "pool/key_limits.hpp"
 #include "store_codec.hpp"
 
 namespace pool {
@@ -51,14 +52,16 @@ caf::error pg_store::claim(time_point now) {
     if (auto err = reclaim(now, false))
       return err;
     int64_t limit = static_cast<int64_t>(claim_size_->next());
-    if (auto max = opts_.concurrency_limit()) {
+    if (opts_.concurrency_limit() || key_limited_) {
       // Claims of the queue take turns until their group commits, so that
-      // the count of live leases stays true.
+      // the count of live leases (of the queue, of each key) stays true.
       auto lock = db.run(detail::pg_statement_name(pg_sql::lock),
                          {opts_.schema() + "/queue/" + opts_.queue()},
                          "locking the queue's claims");
       if (!lock)
         return std::move(lock.error());
+    }
+    if (auto max = opts_.concurrency_limit()) {
       auto live = db.run(detail::pg_statement_name(pg_sql::count_leases),
                          {opts_.queue(), t}, "counting live leases");
       if (!live)
@@ -75,7 +78,25 @@ caf::error pg_store::claim(time_point now) {
     std::vector<detail::db_value> args{opts_.queue(), t, limit, owner_,
                                        lease_until, base};
     auto statement = pg_sql::claim;
-    if (aging_) {
+    if (key_limited_) {
+      statement = pg_sql::claim_keyed;
+      if (aging_)
+        args.emplace_back(int64_t{std::max<int64_t>(aging_->count(), 1)});
+      else
+        args.emplace_back(nullptr);
+      if (every_key_limit_)
+        args.emplace_back(*every_key_limit_);
+      else
+        args.emplace_back(nullptr);
+      detail::pg_array keys{25};
+      detail::pg_array limits{23};
+      for (size_t i = 0; i < limited_keys_.size(); ++i) {
+        keys.add_text(limited_keys_[i]);
+        limits.add_int(key_limits_[i]);
+      }
+      args.emplace_back(keys.bytes());
+      args.emplace_back(limits.bytes());
+    } else if (aging_) {
       statement = pg_sql::claim_aged;
       args.emplace_back(int64_t{std::max<int64_t>(aging_->count(), 1)});
     }
@@ -146,6 +167,19 @@ caf::error pg_store::claim(time_point now) {
 
 void pg_store::set_priority_aging(std::optional<caf::timespan> step) {
   aging_ = step;
+}
+
+void pg_store::set_key_limits(const key_flow_options& limits) {
+  key_limited_ = limits.concurrency_limited();
+  every_key_limit_.reset();
+  if (auto& every = limits.every_key(); every && every->concurrency)
+    every_key_limit_ = static_cast<int64_t>(*every->concurrency);
+  limited_keys_.clear();
+  key_limits_.clear();
+  for (auto& [key, limit] : limits.keys()) {
+    limited_keys_.push_back(key);
+    key_limits_.push_back(limit.concurrency ? *limit.concurrency : 0);
+  }
 }
 
 } // namespace pool

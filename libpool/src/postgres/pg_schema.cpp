@@ -138,6 +138,32 @@ constexpr const char* statement_sql[] = {
     "placed.place, lease_token = o.lease_token + 1 FROM placed WHERE o.id = "
     "placed.id RETURNING o.id, o.attempt, o.payload, o.lease_token, "
     "o.handout, placed.level, o.priority, o.ckey, o.options",
+    // claim_keyed: as claim, $7 the aging step in ns (NULL: none), $8 the
+    // limit of every key (NULL: none), $9 keys with limits of their own
+    // (text[]), $10 theirs (int4[], 0: none). Under the queue's lock: a
+    // key's claimed and running entries count against its limit; keys
+    // take turns (each key's first, then second, ...), higher level first
+    // within a turn. Reads every due entry (docs/postgres.md).
+    "WITH t AS (SELECT greatest($2, {now}) AS now), held AS (SELECT ckey, "
+    "count(*) AS n FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
+    "ckey IS NOT NULL GROUP BY ckey), own AS (SELECT k, nullif(n, 0) AS n "
+    "FROM unnest($9::text[], $10::int4[]) AS l(k, n)), due AS (SELECT id, "
+    "priority + CASE WHEN $7::bigint IS NULL THEN 0 ELSE (t.now - due) / "
+    "$7::bigint END AS level, due, seq, ckey FROM {s}.operations, t WHERE "
+    "queue = $1 AND state = 0 AND due <= t.now), turns AS (SELECT id, "
+    "level, due, seq, ckey, CASE WHEN ckey IS NULL THEN 1 ELSE row_number() "
+    "OVER (PARTITION BY ckey ORDER BY level DESC, due, seq) END AS turn FROM "
+    "due), picked AS (SELECT d.id, d.level, d.due, d.seq, d.turn FROM turns "
+    "d LEFT JOIN held h ON h.ckey = d.ckey LEFT JOIN own o ON o.k = d.ckey "
+    "WHERE d.ckey IS NULL OR d.turn + coalesce(h.n, 0) <= coalesce(o.n, "
+    "CASE WHEN o.k IS NULL THEN $8::bigint END, 9223372036854775807) "
+    "ORDER BY d.turn, d.level DESC, d.due, d.seq LIMIT $3), placed AS "
+    "(SELECT id, level, row_number() OVER (ORDER BY turn, level DESC, due, "
+    "seq) AS place FROM picked) UPDATE {s}.operations o SET state = 1, "
+    "owner = $4, lease_until = $5, handout = $6::bigint + placed.place, "
+    "lease_token = o.lease_token + 1 FROM placed WHERE o.id = placed.id AND "
+    "o.state = 0 RETURNING o.id, o.attempt, o.payload, o.lease_token, "
+    "o.handout, placed.level, o.priority, o.ckey, o.options",
     // count_leases: $1 queue, $2 now.
     "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
     "lease_until >= $2",

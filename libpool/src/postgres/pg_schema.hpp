@@ -24,6 +24,7 @@ enum class pg_sql {
   push,
   claim,
   claim_aged,
+  claim_keyed,
   count_leases,
   lock,
   try_lock,

@@ -1,0 +1,217 @@
+// Concurrency limits per key kept by the database across every store and
+// pool on a shared PostgreSQL queue (`pg_store::set_key_limits`), against a
+// private PostgreSQL 15 server per test: claims of several stores never
+// hold more than a key's limit, a finished or given-back entry frees its
+// slot, and the keys take turns within a claim; three pools on one queue,
+// each limiting only its own process, never run more of a key at once
+// than its limit.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "pool/all.hpp"
+#include "pool/key_limits.hpp"
+#include "pool/pg_store.hpp"
+
+#include "pg_store_fixture.hpp"
+
+using namespace std::chrono_literals;
+using pool::attempt_id;
+using pool::key_flow_options;
+using pool::key_limit;
+using pool::pg_store;
+using pool::work_record;
+
+namespace {
+
+using fixture = pool::test::pg_store_fixture;
+
+work_record entry(uint64_t id, std::string key) {
+  work_record x{attempt_id{id, 1}, caf::make_message(int32_t{7})};
+  x.concurrency_key = std::move(key);
+  return x;
+}
+
+// Claims everything due; returns the keys of what came out, in order
+// ("-" for none).
+std::vector<std::string> claim_all(pg_store& store, pg_store::time_point now,
+                                   std::vector<uint64_t>* ids = nullptr) {
+  std::vector<std::string> keys;
+  while (auto x = store.pop_due(now)) {
+    keys.push_back(x->concurrency_key.empty() ? "-" : x->concurrency_key);
+    if (ids != nullptr)
+      ids->push_back(x->id.operation);
+  }
+  return keys;
+}
+
+size_t count_of(const std::vector<std::string>& xs, const std::string& x) {
+  return static_cast<size_t>(std::count(xs.begin(), xs.end(), x));
+}
+
+} // namespace
+
+TEST_CASE("claims of several stores hold at most a key's limit, and a "
+          "finished or given-back entry frees its slot" *
+          doctest::timeout(60)) {
+  fixture fx;
+  auto a = fx.open();
+  auto base = a->last_operation_id();
+  // Five of "a", five of "b", two without a key.
+  uint64_t n = 0;
+  for (auto key : {"a", "b"})
+    for (int i = 0; i < 5; ++i)
+      REQUIRE(!a->push(entry(base + ++n, key), fx.now, fx.now));
+  REQUIRE(!a->push(entry(base + ++n, ""), fx.now, fx.now));
+  REQUIRE(!a->push(entry(base + ++n, ""), fx.now, fx.now));
+  REQUIRE(!a->commit());
+  auto limits = key_flow_options{}
+                  .every_key(key_limit{2, std::nullopt})
+                  .key("b", key_limit{1, std::nullopt});
+  auto b1 = fx.open();
+  auto b2 = fx.open();
+  b1->set_key_limits(limits);
+  b2->set_key_limits(limits);
+  std::vector<uint64_t> held;
+  auto first = claim_all(*b1, fx.now, &held);
+  REQUIRE(!b1->commit());
+  CHECK(count_of(first, "a") == 2);
+  CHECK(count_of(first, "b") == 1);
+  CHECK(count_of(first, "-") == 2);
+  // The other store gets nothing of either key while those are held.
+  CHECK(claim_all(*b2, fx.now).empty());
+  REQUIRE(!b2->commit());
+  // One of "a" finishes: one more of "a" for the other store.
+  REQUIRE(!b1->finish(held.front(), caf::make_message(int32_t{1}), fx.now));
+  REQUIRE(!b1->commit());
+  CHECK(claim_all(*b2, fx.now) == std::vector<std::string>{"a"});
+  REQUIRE(!b2->commit());
+  // The first store closes (a process that stops, or dies: its leases
+  // come back): its slots go to the other store.
+  b1.reset();
+  auto next = claim_all(*b2, fx.now);
+  CHECK(count_of(next, "a") == 1); // b2 holds both of "a"'s slots now
+  CHECK(count_of(next, "b") == 1); // and "b"'s one
+  REQUIRE(!b2->commit());
+  // Without limits, a store takes what is due at once.
+  auto c = fx.open();
+  CHECK(claim_all(*c, fx.now).size() >= 2);
+}
+
+TEST_CASE("keys take turns within a claim: each key's first, then each "
+          "key's second" *
+          doctest::timeout(60)) {
+  fixture fx;
+  auto a = fx.open();
+  auto base = a->last_operation_id();
+  uint64_t n = 0;
+  // Submitted key after key; one without a key last.
+  for (auto key : {"x", "y", "z"})
+    for (int i = 0; i < 3; ++i)
+      REQUIRE(!a->push(entry(base + ++n, key), fx.now, fx.now));
+  REQUIRE(!a->push(entry(base + ++n, ""), fx.now, fx.now));
+  REQUIRE(!a->commit());
+  auto b = fx.open();
+  b->set_key_limits(key_flow_options{}.every_key(key_limit{3, std::nullopt}));
+  CHECK(claim_all(*b, fx.now)
+        == std::vector<std::string>{"x", "y", "z", "-", "x", "y", "z", "x",
+                                    "y", "z"});
+}
+
+namespace {
+
+struct config : caf::actor_system_config {
+  config() {
+    pool::configure(*this);
+    set("logger.verbosity", caf::atom("quiet"));
+  }
+};
+
+// How many jobs of each key run at once, at most.
+struct overlap {
+  std::mutex mtx;
+  std::map<std::string, int> running;
+  std::map<std::string, int> most;
+
+  void start(const std::string& key) {
+    std::lock_guard<std::mutex> guard{mtx};
+    most[key] = std::max(most[key], ++running[key]);
+  }
+
+  void end(const std::string& key) {
+    std::lock_guard<std::mutex> guard{mtx};
+    --running[key];
+  }
+};
+
+} // namespace
+
+TEST_CASE("three pools on one queue never run more of a key at once than "
+          "its limit, though each pool limits only its own process" *
+          doctest::timeout(120)) {
+  pool::test::pg_cluster pg;
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto seen = std::make_shared<overlap>();
+  auto job = [seen](std::string key) {
+    seen->start(key);
+    std::this_thread::sleep_for(3ms);
+    seen->end(key);
+    return key.size();
+  };
+  auto flow = key_flow_options{}
+                .every_key(key_limit{1, std::nullopt})
+                .key("wide", key_limit{2, std::nullopt});
+  std::vector<caf::actor> pools;
+  for (int i = 0; i < 3; ++i) {
+    auto opts = pool::pool_options{}
+                  .workers(3)
+                  .postgres(pg.conninfo())
+                  .key_flow(flow)
+                  .log(pool::silent_log_hook());
+    auto p = pool::spawn_pool(sys, job, std::move(opts));
+    REQUIRE_MESSAGE(p, pool::describe(p.error()));
+    pools.push_back(*p);
+  }
+  // 20 operations of each key, submitted round the three pools.
+  const std::vector<std::string> keys{"a", "b", "wide"};
+  size_t sent = 0;
+  for (int i = 0; i < 20; ++i)
+    for (auto& key : keys) {
+      auto opts = pool::job_options{}.concurrency_key(key);
+      self->send(pools[sent++ % 3], pool::enqueue_with_atom_v, opts, key);
+    }
+  size_t acked = 0;
+  size_t done = 0;
+  bool timed_out = false;
+  while ((acked < sent || done < sent) && !timed_out)
+    self->receive([&](uint64_t) { ++acked; },
+                  [&](caf::error& err) { FAIL(pool::describe(err)); },
+                  [&](pool::op_done_atom, uint64_t, caf::message&) { ++done; },
+                  [&](pool::op_failed_atom, uint64_t, caf::error& err) {
+                    FAIL(pool::describe(err));
+                  },
+                  caf::after(30s) >> [&] { timed_out = true; });
+  REQUIRE_MESSAGE(!timed_out, acked << " acked, " << done << " done");
+  std::lock_guard<std::mutex> guard{seen->mtx};
+  MESSAGE("most at once: a " << seen->most["a"] << ", b " << seen->most["b"]
+                             << ", wide " << seen->most["wide"]);
+  CHECK(seen->most["a"] == 1);
+  CHECK(seen->most["b"] == 1);
+  CHECK(seen->most["wide"] <= 2);
+  for (auto& p : pools)
+    self->send_exit(p, caf::exit_reason::user_shutdown);
+}
