@@ -244,8 +244,9 @@ caf::expected<jobs_acted> shepherd_core::retry_dead(const job_filter& filter) {
   result.note =
       "retried " + std::to_string(result.ids.size()) + " as new operations";
   if (!result.ids.empty())
-    result.note += "; their callers were told of the failure when it "
-                   "happened and wait no more: nobody waits for the new "
+    result.note += "; their callers were told how they ended (failed, "
+                   "cancelled or stopped) and wait no more: nobody waits "
+                   "for the new "
                    "operations (follow them in the jobs view or with "
                    "op_status)";
   if (result.kept > 0)
