@@ -104,6 +104,41 @@ TEST_CASE("taking a job out of the dead set removes it from both bounds" *
   CHECK(seen == 8);
 }
 
+TEST_CASE("the dead set counts each state it keeps, and its discard notes "
+          "follow its bounds" *
+          doctest::timeout(10)) {
+  pool::dead_set dead{2, 1h};
+  time_point t{};
+  auto cancelled = job(1, t);
+  cancelled.state = pool::job_state::cancelled;
+  dead.add(std::move(cancelled), t);
+  dead.add(job(2, t + 1s), t + 1s);
+  CHECK(dead.size(pool::job_state::failed) == 1);
+  CHECK(dead.size(pool::job_state::cancelled) == 1);
+  // The cancelled one is the oldest: the bound drops it, and its count.
+  dead.add(job(3, t + 2s), t + 2s);
+  CHECK(dead.size(pool::job_state::cancelled) == 0);
+  CHECK(dead.size(pool::job_state::failed) == 2);
+  // Discarded: gone from the set, noted; three notes into a bound of 2.
+  CHECK(dead.discard(2, t + 3s));
+  CHECK(!dead.discard(2, t + 3s));
+  CHECK(dead.discard(3, t + 4s));
+  CHECK(dead.size() == 0);
+  CHECK(dead.discarded(2));
+  auto stopped = job(4, t + 5s);
+  stopped.state = pool::job_state::stopped;
+  dead.add(std::move(stopped), t + 5s);
+  CHECK(dead.size(pool::job_state::stopped) == 1);
+  CHECK(dead.discard(4, t + 6s));
+  CHECK(dead.size(pool::job_state::stopped) == 0);
+  CHECK(!dead.discarded(2));
+  CHECK(dead.discards() == 2);
+  // ... and by age.
+  dead.expire(t + 1h + 5s);
+  CHECK(!dead.discarded(3));
+  CHECK(dead.discarded(4));
+}
+
 TEST_CASE("a dead set with a zero bound keeps nothing, and its options are "
           "checked" *
           doctest::timeout(10)) {
@@ -210,6 +245,7 @@ TEST_CASE_FIXTURE(dead_fixture,
   CHECK(job.history[0].attempt == 1);
   CHECK(job.history[1].after_submit >= 1s); // after the backoff
   CHECK(pg.total == 1);
+  CHECK(stats_of(p).dead == 1); // the snapshot counts it
   // Without a state filter, it is among the others.
   CHECK(ask_for<pool::job_page>(
             p, caf::make_message(pool::list_jobs_v, pool::job_filter{}))
@@ -229,6 +265,7 @@ TEST_CASE_FIXTURE(dead_fixture,
   auto after = stats_of(p);
   CHECK(after.completed == before.completed + 1);
   CHECK(after.submitted == before.submitted + 1);
+  CHECK(after.dead == 0);
   // Retried once: a second retry of the same id finds nothing.
   CHECK(retry(p, f).ids.empty());
 }
@@ -316,7 +353,9 @@ TEST_CASE_FIXTURE(dead_fixture,
   CHECK(ids_of(pg) == std::vector<uint64_t>(ids.end() - 5, ids.end()));
   CHECK(pg.total == 5);
   CHECK(stats_of(p).failed == 40);
+  CHECK(stats_of(p).dead == 5);
   advance(11min);
+  CHECK(stats_of(p).dead == 0); // (what outlived its age is not counted)
   CHECK(failed(p).jobs.empty());
   auto off = spawn_with(flaky, pool::pool_options{}.workers(1).dead_set(
                                    pool::dead_set_options{0, 10min}));
@@ -373,4 +412,48 @@ TEST_CASE_FIXTURE(dead_fixture,
   REQUIRE(one.jobs.size() == 1);
   CHECK(one.jobs[0].state == job_state::failed);
   CHECK(one.next_after == 0);
+}
+
+TEST_CASE_FIXTURE(dead_fixture,
+                  "retry and discard by filter act on every page of matches "
+                  "after the filter's after id, whatever its limit" *
+                      doctest::timeout(30)) {
+  auto p = spawn_with(flaky, two_attempts());
+  run();
+  std::vector<uint64_t> ids;
+  for (int i = 1; i <= 5; ++i)
+    ids.push_back(fail_one(p, -i, pool::job_options{}.priority(i % 2)));
+  // What a listing with the filter shows on all its pages together...
+  pool::job_filter f;
+  f.after = ids[0];
+  f.priority = 1;
+  f.limit = 1;
+  std::vector<uint64_t> listed;
+  for (auto pg = failed(p, f);; pg = failed(p, f)) {
+    auto page = ids_of(pg);
+    listed.insert(listed.end(), page.begin(), page.end());
+    if (pg.next_after == 0)
+      break;
+    f.after = pg.next_after;
+  }
+  CHECK(listed == std::vector<uint64_t>{ids[2], ids[4]});
+  // ... is what a discard with it acts on: not one page (limit 1), not
+  // ids[0] (not after it), not the priority-0 ones.
+  f.after = ids[0];
+  CHECK(discard(p, f).ids == listed);
+  CHECK(ids_of(failed(p)) == std::vector<uint64_t>{ids[0], ids[1], ids[3]});
+  // A retry likewise: every match after ids[0].
+  healed = true;
+  f = {};
+  f.after = ids[0];
+  f.limit = 1;
+  CHECK(retry(p, f).ids == std::vector<uint64_t>{ids[1], ids[3]});
+  run();
+  CHECK(ids_of(failed(p)) == std::vector<uint64_t>{ids[0]});
+  CHECK(stats_of(p).dead == 1);
+  // An id at or below `after` is not matched (as a listing does).
+  f = {};
+  f.id = ids[0];
+  f.after = ids[0];
+  CHECK(retry(p, f).ids.empty());
 }

@@ -158,6 +158,7 @@ TEST_CASE("the metrics pass promtool and match the pool's figures" *
     return p["stats"]["completed"] == 4 && p["stats"]["failed"] == 1;
   });
   CHECK_EQ(p["stats"]["retried"], 2);
+  CHECK_EQ(p["stats"]["dead"], 1); // the failed one, kept for a retry
   auto res = f.client().Get("/metrics");
   REQUIRE(res);
   CHECK_EQ(res->status, 200);
@@ -170,6 +171,7 @@ TEST_CASE("the metrics pass promtool and match the pool's figures" *
            std::string::npos);
   CHECK_NE(text.find("pool_attempts_retried_total{pool=\"main\"} 2\n"),
            std::string::npos);
+  CHECK_NE(text.find("pool_dead_jobs{pool=\"main\"} 1\n"), std::string::npos);
   // 7 attempts ran: 4 good ones, 3 of the failing one.
   CHECK_NE(text.find("pool_processing_seconds_count{pool=\"main\"} 7\n"),
            std::string::npos);

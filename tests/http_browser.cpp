@@ -309,6 +309,15 @@ TEST_CASE("the page shows live figures that change" * doctest::timeout(180)) {
       return !id.empty();
     });
     REQUIRE_FALSE(id.empty());
+    // The card counts the dead set.
+    auto dead_figure = [&] {
+      return d.text("[data-pool='images'] [data-figure='dead']");
+    };
+    poll_page([&] {
+      auto x = dead_figure();
+      return !x.empty() && x != "0" && x != "–";
+    });
+    CHECK_NE(dead_figure(), "0");
     auto row = "[data-pool='images'] tr[data-job='" + id + "']";
     CHECK_NE(d.text(row).find("flaky input"), std::string::npos);
     // Its own page (a link to share): every failed attempt, and the retry.

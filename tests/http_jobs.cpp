@@ -108,7 +108,7 @@ TEST_CASE("the jobs view lists a pool's operations by state, inputs only "
   auto bad = cli.Get("/api/pools/main/jobs?state=dead");
   REQUIRE(bad);
   CHECK_EQ(bad->status, 400);
-  CHECK_NE(bad->body.find("running, waiting, delayed, retrying or failed"),
+  CHECK_NE(bad->body.find("running, waiting, delayed, retrying, failed, cancelled or stopped"),
            std::string::npos);
   CHECK_EQ(cli.Get("/api/pools/main/jobs?limit=5000")->status, 400);
   CHECK_EQ(cli.Get("/api/pools/nope/jobs")->status, 404);
@@ -198,12 +198,25 @@ TEST_CASE("failed jobs are retried and discarded over HTTP, one by id or all "
                     "application/json")
                ->status,
            404);
-  // The filter form: every failed job left.
+  // The filter form acts on every page: a limit (a page's size) is
+  // refused, not taken as a cap; after is honoured as a listing does.
+  res = cli.Post("/api/pools/main/jobs/discard?state=failed&limit=1",
+                 bearer(token), "{}", "application/json");
+  REQUIRE(res);
+  CHECK_EQ(res->status, 400);
+  CHECK_NE(res->body.find("every page"), std::string::npos);
+  auto after = "/api/pools/main/jobs/discard?state=failed&after="
+               + std::to_string(ids[1]);
+  res = cli.Post(after.c_str(), bearer(token), "{}", "application/json");
+  REQUIRE(res);
+  REQUIRE_EQ(res->status, 200);
+  CHECK_EQ(json::parse(res->body)["ids"], json::array({ids[2]}));
+  // Every failed job left.
   res = cli.Post("/api/pools/main/jobs/discard?state=failed", bearer(token),
                  "{}", "application/json");
   REQUIRE(res);
   REQUIRE_EQ(res->status, 200);
-  CHECK_EQ(json::parse(res->body)["ids"], json::array({ids[1], ids[2]}));
+  CHECK_EQ(json::parse(res->body)["ids"], json::array({ids[1]}));
   CHECK_EQ(
       json::parse(cli.Get("/api/pools/main/jobs?state=failed")->body)["jobs"]
           .size(),

@@ -86,6 +86,7 @@ TEST_CASE("the Prometheus text has typed families, labels and buckets" *
   m.stats.busy = 2;
   m.stats.backlog_alarm = true;
   m.stats.paused = true;
+  m.stats.dead = 3;
   m.processing = histogram_of({500ns, 3us, 2ms});
   m.processing.count = 3;
   auto text = pool::prometheus_text({{"a\"b\\c\nd", m}});
@@ -96,6 +97,9 @@ TEST_CASE("the Prometheus text has typed families, labels and buckets" *
   CHECK_NE(text.find("pool_backlog_alarm{pool=\"a\\\"b\\\\c\\nd\"} 1\n"),
            std::string::npos);
   CHECK_NE(text.find("pool_paused{pool=\"a\\\"b\\\\c\\nd\"} 1\n"),
+           std::string::npos);
+  CHECK_NE(text.find("# TYPE pool_dead_jobs gauge\n"), std::string::npos);
+  CHECK_NE(text.find("pool_dead_jobs{pool=\"a\\\"b\\\\c\\nd\"} 3\n"),
            std::string::npos);
   CHECK_NE(text.find("pool_workers{pool=\"a\\\"b\\\\c\\nd\",phase=\"busy\"} 2\n"),
            std::string::npos);

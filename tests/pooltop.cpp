@@ -27,6 +27,7 @@ std::string stats_json() {
     m.stats.backlog_alarm = i == 2;
     m.stats.paused = i == 2;
     m.stats.expected_total = 800;
+    m.stats.dead = 2; // (kept from an earlier run: none failed in this one)
     run.record(std::chrono::milliseconds(5 * (i + 1)));
     m.processing = pool::export_histogram(run);
     m.max_restarts = 10;
@@ -64,6 +65,7 @@ TEST_CASE("the screen shows workers, queue, rates, sparklines and failures" *
                        "++++++++++]"),
            std::string::npos);
   CHECK_NE(screen.find("done 200"), std::string::npos);
+  CHECK_NE(screen.find("failed 0 (dead set 2)"), std::string::npos);
   CHECK_NE(screen.find("100.0 ops/s"), std::string::npos);
   CHECK_NE(screen.find("restarts 0 of 10 in 10s"), std::string::npos);
   CHECK_NE(screen.find("failed op#42"), std::string::npos);

@@ -180,9 +180,17 @@ TEST_CASE_FIXTURE(durable_dead_fixture,
   run();
   CHECK(failed(p).jobs.empty());
   CHECK(stats_of(p).completed == 1);
+  // The store forgot the discarded one; the shepherd's note says so.
+  CHECK(ask_for<pool::operation_record>(
+          p, caf::make_message(pool::op_status_atom_v, other))
+          .state
+        == pool::operation_state::discarded);
   stop(p);
   p = start();
   CHECK(failed(p).jobs.empty());
+  // (The note does not outlive the process.)
+  CHECK(pool::is(ask(p, caf::make_message(pool::op_status_atom_v, other)),
+                 pool::pool_errc::unknown_operation));
   pool::test::connection db{file};
   CHECK(db.query("SELECT count(*) FROM operations WHERE state = 3") == 0);
   stop(p);

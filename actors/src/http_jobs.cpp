@@ -52,7 +52,8 @@ bool read_job_filter(const httplib::Request& req, job_filter& filter,
   if (req.has_param("state")) {
     auto state = job_state_from(req.get_param_value("state"));
     if (!state) {
-      why = "state must be running, waiting, delayed, retrying or failed";
+      why = "state must be running, waiting, delayed, retrying, failed, "
+            "cancelled or stopped";
       return false;
     }
     filter.state = state;
@@ -172,11 +173,18 @@ std::string act_on_jobs(caf::actor_system& sys, const caf::actor& pool,
       return verb + " of job " + id + ": " + why;
     }
     filter.id = static_cast<uint64_t>(*x);
+  } else if (req.has_param("limit")) {
+    // Acting on one page only would leave the rest behind unseen.
+    why = verb + " acts on every job matching the filter, on every page: "
+          "limit sizes a page of the listing only, leave it out (after is "
+          "honoured: only the jobs after that id)";
+    reply_error(res, 400, why);
+    return verb + ": " + why;
   } else if (!read_job_filter(req, filter, why)) {
     reply_error(res, 400, why);
     return verb + ": " + why;
   }
-  auto what = id.empty() ? verb + " of the failed jobs matching '" +
+  auto what = id.empty() ? verb + " of the dead set's jobs matching '" +
                                req.target.substr(req.path.size()) + "'"
                          : verb + " of job " + id;
   auto msg = verb == "retry" ? caf::make_message(retry_jobs_v, filter)
@@ -187,7 +195,7 @@ std::string act_on_jobs(caf::actor_system& sys, const caf::actor& pool,
       .receive(
           [&](jobs_acted& x) {
             if (!id.empty() && x.ids.empty()) {
-              outcome = "no failed job " + id +
+              outcome = "no failed, cancelled or stopped job " + id +
                         " (it ran again, was discarded or aged out)";
               return reply_error(res, 404, outcome);
             }

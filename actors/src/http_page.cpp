@@ -148,6 +148,7 @@ function makeCard(name) {
   figure(card, 'throughput', 'ops/s (last min)');
   figure(card, 'completed', 'completed');
   figure(card, 'failed', 'failed');
+  figure(card, 'dead', 'dead set');
   figure(card, 'retried', 'retried');
   figure(card, 'wait', 'wait p50 · p95 · p99', 'small');
   figure(card, 'run', 'run p50 · p95 · p99', 'small');
@@ -181,7 +182,7 @@ function makeCard(name) {
   root.append(actions);
   card.failures = el('ul', {class: 'log'});
   card.events = el('ul', {class: 'log'});
-  card.jobState = el('select', {'data-jobs': 'state'}, ['', 'running', 'waiting', 'delayed', 'retrying', 'failed'].map(s => el('option', {value: s}, [s || 'every state'])));
+  card.jobState = el('select', {'data-jobs': 'state'}, ['', 'running', 'waiting', 'delayed', 'retrying', 'failed', 'cancelled', 'stopped'].map(s => el('option', {value: s}, [s || 'every state'])));
   // The dead set as a whole: every failed job (the API's filter form).
   const deadButton = (verb, question) => {
     const b = el('button', {type: 'button', 'data-dead': verb}, [`${verb} all failed`]);
@@ -240,6 +241,7 @@ function render(data) {
     if (over) card.banner.textContent = `Overloaded: ${fmtNum(over.count)} operations waiting at ${time(over.at)}, `
       + 'more than the overload threshold for longer than it may last. Add workers (resize), slow the submitters, or set a capacity.';
     f.failed.textContent = fmtNum(s.failed);
+    f.dead.textContent = fmtNum(s.dead || 0);
     f.retried.textContent = fmtNum(s.retried);
     f.wait.textContent = [w.wait.p50, w.wait.p95, w.wait.p99].map(fmtDur).join(' · ');
     f.run.textContent = [w.run.p50, w.run.p95, w.run.p99].map(fmtDur).join(' · ');
@@ -272,19 +274,22 @@ async function refreshJobs(name, card) {
       el('td', {}, [fmtDur(j.age)]), el('td', {}, [j.holder || j.last_error || '',
         ...(j.state === 'failed' && j.history ? [el('ul', {}, j.history.map(a => el('li', {}, [`attempt ${a.attempt} at +${fmtDur(a.after_submit)}: `, el('code', {}, [a.error])])))] : [])]),
       el('td', {}, [el('code', {}, [j.payload || ''])]),
-      el('td', {}, j.state === 'failed' ? [jobButton(name, card, j.id, 'retry'), jobButton(name, card, j.id, 'discard')] : [])])));
+      el('td', {}, kept(j.state) ? [jobButton(name, card, j.id, 'retry'), jobButton(name, card, j.id, 'discard')] : [])])));
   } catch (e) {
     card.jobSummary.textContent = `jobs: ${e}`;
   }
 }
-// Retry or discard one failed job (behind the operator token); `after`
+// Jobs of the dead set: failed, and the cancelled and stopped ones kept
+// beside them; each can be retried or discarded.
+function kept(state) { return ['failed', 'cancelled', 'stopped'].includes(state); }
+// Retry or discard one such job (behind the operator token); `after`
 // runs once the pool answered.
 function jobButton(name, card, id, verb, after) {
   const attrs = {type: 'button', 'data-job-action': verb};
   if (!actionsEnabled) attrs.disabled = '';
   const b = el('button', attrs, [verb]);
   b.addEventListener('click', () => {
-    if (verb === 'discard' && !confirm(`Discard failed op#${id} of '${name}' for good?`)) return;
+    if (verb === 'discard' && !confirm(`Discard op#${id} of '${name}' for good?`)) return;
     act(name, `jobs/${id}/${verb}`, {}).then(() => { if (card) refreshJobs(name, card); if (after) after(); });
   });
   return b;
@@ -328,7 +333,7 @@ async function showJobPage() {
     el('thead', {}, [el('tr', {}, ['attempt', 'failed at', 'why'].map(h => el('th', {}, [h])))]),
     el('tbody', {}, (j.history || []).map(a => el('tr', {}, [el('td', {}, [String(a.attempt)]),
       el('td', {}, [`+${fmtDur(a.after_submit)}`]), el('td', {}, [el('code', {}, [a.error])])])))]);
-  const actions = el('div', {class: 'actions'}, j.state === 'failed'
+  const actions = el('div', {class: 'actions'}, kept(j.state)
     ? ['retry', 'discard'].map(v => jobButton(name, cards.get(name), j.id, v, showJobPage)) : []);
   page.replaceChildren(title, dl, el('h3', {}, [`failed attempts (${(j.history || []).length})`]), history, actions, back);
 }

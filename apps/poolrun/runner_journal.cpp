@@ -397,6 +397,7 @@ void runner_state::watch_round() {
                   return;
                 case pool::operation_state::failed:
                 case pool::operation_state::cancelled:
+                case pool::operation_state::stopped:
                   finished_elsewhere(operation, &rec.error);
                   return;
                 default:

@@ -133,9 +133,10 @@ std::string render(const std::string& stats_json, const render_options& opts,
                      s.value("available", 0), s.value("delayed", 0),
                      duration(p.value("oldest_due_age", 0.0)),
                      s.value("parked", 0)));
-    line(fmt::format("  done {}  failed {}  retried {}  timed out {}  "
-                     "cancelled {}  rejected {}",
+    line(fmt::format("  done {}  failed {} (dead set {})  retried {}  "
+                     "timed out {}  cancelled {}  rejected {}",
                      s.value("completed", 0), s.value("failed", 0),
+                     s.value("dead", 0),
                      s.value("retried", 0), s.value("timed_out", 0),
                      s.value("cancelled", 0), s.value("rejected", 0)));
     if (auto total = s.value("expected_total", uint64_t{0}); total > 0) {

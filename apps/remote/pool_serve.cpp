@@ -79,8 +79,7 @@ void submit_all(caf::actor_system& sys, const caf::actor& pool, int32_t n,
                                  rec.result.match_elements<int64_t>() &&
                                      rec.result.get_as<int64_t>(0) ==
                                          remote_demo::hash_job(x));
-                    else if (rec.state == pool::operation_state::failed ||
-                             rec.state == pool::operation_state::cancelled)
+                    else if (!pool::is_unfinished(rec.state))
                       self->send(collector, false);
                     else
                       self->delayed_send(self, std::chrono::milliseconds(100),

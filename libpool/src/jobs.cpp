@@ -26,13 +26,18 @@ std::string to_string(job_state x) {
       return "retrying";
     case job_state::failed:
       return "failed";
+    case job_state::cancelled:
+      return "cancelled";
+    case job_state::stopped:
+      return "stopped";
   }
   return "job_state(" + std::to_string(static_cast<int>(x)) + ")";
 }
 
 std::optional<job_state> job_state_from(const std::string& name) {
   for (auto x : {job_state::running, job_state::waiting, job_state::delayed,
-                 job_state::retrying, job_state::failed})
+                 job_state::retrying, job_state::failed, job_state::cancelled,
+                 job_state::stopped})
     if (to_string(x) == name)
       return x;
   return std::nullopt;
@@ -124,10 +129,16 @@ std::string check(const job_filter& x) {
   return {};
 }
 
+bool kept_when_ended(job_state x) noexcept {
+  return x == job_state::failed || x == job_state::cancelled
+         || x == job_state::stopped;
+}
+
 std::string check_dead(const job_filter& x) {
-  if (x.state && *x.state != job_state::failed)
-    return "retry and discard act on failed jobs only: leave state out or "
-           "set it to failed";
+  if (x.state && !kept_when_ended(*x.state))
+    return "retry and discard act on failed jobs only (and on the cancelled "
+           "or stopped ones kept beside them): leave state out or set it to "
+           "failed, cancelled or stopped";
   return {};
 }
 

@@ -79,6 +79,7 @@ json stats_json(const pool_stats& x) {
               {"backlog_alarm", x.backlog_alarm},
               {"paused", x.paused},
               {"expected_total", x.expected_total},
+              {"dead", x.dead},
               {"alarms_raised", x.alarms_raised},
               {"overload_warnings", x.overload_warnings},
               {"waiting_high", x.waiting_high},

@@ -14,6 +14,10 @@ std::string to_string(operation_state x) {
       return "failed";
     case operation_state::cancelled:
       return "cancelled";
+    case operation_state::discarded:
+      return "discarded";
+    case operation_state::stopped:
+      return "stopped";
   }
   return "operation_state(" + std::to_string(static_cast<int>(x)) + ")";
 }

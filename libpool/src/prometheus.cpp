@@ -161,6 +161,9 @@ std::string prometheus_text(const std::vector<named_metrics>& pools) {
     {"pool_expected_operations", "gauge",
      "Operations the caller expects in all (0: not said).",
      [](auto& m) { return num(m.stats.expected_total); }},
+    {"pool_dead_jobs", "gauge",
+     "Operations in the dead set: failed for good, kept for a retry.",
+     [](auto& m) { return num(m.stats.dead); }},
   };
   std::string out;
   for (auto& f : families) {

@@ -14,7 +14,7 @@ std::string to_string(const pool_stats& x) {
       "completed={} failed={} rejected={} parked={} cancelled={} retried={} "
       "snoozed={} timed_out={} "
       "stale_replies={} worker_restarts={} queue_restarts={} "
-      "abandoned={} backlog_alarm={} paused={} expected_total={} "
+      "abandoned={} backlog_alarm={} paused={} expected_total={} dead={} "
       "alarms_raised={} "
       "overload_warnings={} "
       "waiting_high={} batches={} batched={} sent_ahead={} taken_back={} adopted={} leases_lost={} released={} "
@@ -23,7 +23,7 @@ std::string to_string(const pool_stats& x) {
       x.joined, x.available, x.available_high, x.delayed, x.submitted,
       x.completed, x.failed, x.rejected, x.parked, x.cancelled, x.retried,
       x.snoozed, x.timed_out, x.stale_replies, x.worker_restarts, x.queue_restarts,
-      x.abandoned, x.backlog_alarm, x.paused, x.expected_total, x.alarms_raised,
+      x.abandoned, x.backlog_alarm, x.paused, x.expected_total, x.dead, x.alarms_raised,
       x.overload_warnings,
       x.waiting_high, x.batches, x.batched,
       x.sent_ahead, x.taken_back, x.adopted, x.leases_lost, x.released, to_string(x.queue_wait),
@@ -49,6 +49,7 @@ std::string summary(const pool_stats& x) {
   extra(x.timed_out, "timed out");
   extra(x.worker_restarts + x.queue_restarts, "restarts");
   extra(x.rejected, "rejected");
+  extra(x.dead, "in the dead set");
   if (x.processing.count > 0)
     line += ", run p99 " + short_duration(x.processing.p99);
   if (x.backlog_alarm)

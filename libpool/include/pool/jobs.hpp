@@ -34,9 +34,16 @@ enum class job_state : uint8_t {
   /// Failed for good, kept in the dead set for a retry or a discard
   /// (`pool_options::dead_set`).
   failed,
+  /// Cancelled by id (`cancel`), kept beside the failed ones (the same
+  /// bounds) so that its status still says so.
+  cancelled,
+  /// Failed by a drain's deadline (`drain` with a deadline) before it
+  /// ended, kept beside the failed ones.
+  stopped,
 };
 
-/// `running`, `waiting`, `delayed`, `retrying`, `failed`.
+/// `running`, `waiting`, `delayed`, `retrying`, `failed`, `cancelled`,
+/// `stopped`.
 std::string to_string(job_state x);
 
 /// The state named `name` (as `to_string` writes it); none for another.
@@ -134,17 +141,24 @@ struct jobs_acted {
   std::string note;
 };
 
-/// `(retry_jobs, job_filter)`: every failed job matching the filter (its
-/// `state` empty or `failed`; `after` and `limit` ignored: all of them) is
-/// submitted again as a new operation with the same input, key and
-/// settings, through the pool's admission (capacity, unique keys), and
-/// leaves the dead set. Replies `jobs_acted`, or `invalid_option` for a
-/// bad filter, `closed` while draining.
+/// `(retry_jobs, job_filter)`: every job of the dead set matching the
+/// filter is submitted again as a new operation with the same input, key
+/// and settings, through the pool's admission (capacity, unique keys), and
+/// leaves the dead set. The filter selects what a listing with it would
+/// show on all its pages together: `state` (none: every state the dead
+/// set holds, failed, cancelled and stopped; another state is refused),
+/// `key`, `priority`, `id`, and `after` (only jobs with a higher id).
+/// `limit` is no cap: it sizes a listing's page, and an action covers
+/// every page, as if it followed `next_after` to the end. Replies
+/// `jobs_acted`, or `invalid_option` for a bad filter, `closed` while
+/// draining.
 using retry_jobs_atom = caf::atom_constant<caf::atom("retry_jobs")>;
 constexpr retry_jobs_atom retry_jobs_v{};
 
-/// `(disc_jobs, job_filter)`: every failed job matching the filter leaves
-/// the dead set (and a durable store) for good. Replies `jobs_acted`.
+/// `(disc_jobs, job_filter)`: every job of the dead set matching the filter
+/// (as for `retry_jobs`) leaves it (and a durable store) for good; a status
+/// query (`op_status`) then says `discarded` while the dead set's bounds
+/// keep a note of it. Replies `jobs_acted`.
 using discard_jobs_atom = caf::atom_constant<caf::atom("disc_jobs")>;
 constexpr discard_jobs_atom discard_jobs_v{};
 
@@ -186,8 +200,12 @@ std::string describe_message(const caf::message& x);
 /// What is wrong with `x`; empty when nothing.
 std::string check(const job_filter& x);
 
+/// Whether operations that ended in state `x` are kept in the dead set
+/// (`failed`, `cancelled`, `stopped`).
+bool kept_when_ended(job_state x) noexcept;
+
 /// What is wrong with `x` as the filter of a retry or a discard (which act
-/// on failed jobs only); empty when nothing.
+/// on the dead set's jobs only); empty when nothing.
 std::string check_dead(const job_filter& x);
 
 } // namespace pool

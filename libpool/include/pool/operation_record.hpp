@@ -27,6 +27,12 @@ enum class operation_state : uint8_t {
   failed = 3,
   /// Removed from the queue before it finished.
   cancelled = 4,
+  /// Failed for good, then discarded from the dead set by an operator.
+  /// Only the shepherd's memory says so (`op_status`), for as long as its
+  /// dead set's bounds keep the note; never stored.
+  discarded = 5,
+  /// Failed by a drain's deadline before it ended (stored as `failed`).
+  stopped = 6,
 };
 
 /// Returns the stable name of `x`, e.g. `"queued"`.

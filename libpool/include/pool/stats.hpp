@@ -110,6 +110,11 @@ struct pool_stats {
   /// when it said nothing. Progress is `completed + failed + cancelled` of
   /// it.
   uint64_t expected_total = 0;
+  /// Operations in the dead set now: failed for good and kept for an
+  /// operator's retry or discard (`pool_options::dead_set`; the jobs
+  /// view's state `failed`). Cancelled and stopped ones kept beside them
+  /// are not counted.
+  uint64_t dead = 0;
   /// Times the backlog alarm was raised.
   uint64_t alarms_raised = 0;
   /// Overload warnings logged (at most one per overload interval).
@@ -145,7 +150,7 @@ typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
            x.waiting_high, x.batches, x.batched, x.queue_wait, x.processing,
            x.deduplicated, x.held, x.workers_dropped, x.slow_jobs, x.adopted,
            x.leases_lost, x.released, x.sent_ahead, x.taken_back, x.paused,
-           x.expected_total);
+           x.expected_total, x.dead);
 }
 
 /// Every figure on one line, `key=value` pairs (about 1,000 characters),

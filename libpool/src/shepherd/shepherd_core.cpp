@@ -86,6 +86,7 @@ pool_stats shepherd_core::stats() {
   auto result = mon_.snapshot(roster_, table_, adm_, abandoned_.size());
   result.paused = gate_.paused();
   result.expected_total = expected_total_;
+  result.dead = dead_count();
   return result;
 }
 
@@ -96,6 +97,7 @@ pool_metrics shepherd_core::metrics() {
   result.restart_window = sup_.restart_window();
   result.stats.paused = gate_.paused();
   result.stats.expected_total = expected_total_;
+  result.stats.dead = dead_count();
   return result;
 }
 
@@ -114,6 +116,10 @@ void shepherd_core::op_status(uint64_t id, caf::response_promise promise) {
     fx_.deliver(promise, caf::make_message(std::move(rec)));
     return;
   }
+  // Ended: the dead set knows the failed, cancelled and stopped ones, and
+  // notes the discarded ones (which a durable store forgot).
+  if ((!durable_ || dead_.discarded(id)) && status_of_ended(id, promise))
+    return;
   if (!durable_) {
     fx_.deliver(promise, caf::make_message(caf::make_error(
                              pool_errc::unknown_operation, id)));
@@ -131,6 +137,7 @@ caf::error shepherd_core::cancel(uint64_t id) {
   // its reply is dropped as stale.
   if (op->phase == operation_phase::queued)
     link_.send(exchange::remove{id});
+  keep_ended(id, job_state::cancelled); // (its status still says so)
   fail(id, caf::make_error(pool_errc::cancelled, id));
   return caf::none;
 }

@@ -17,18 +17,38 @@ namespace {
 bool matches(const dead_job& x, const job_filter& filter) {
   if (filter.id != 0 && x.id != filter.id)
     return false;
+  if (filter.state && x.state != *filter.state)
+    return false;
   if (filter.priority && x.policy.priority != *filter.priority)
     return false;
   return filter.key.empty() || x.key == filter.key ||
          x.concurrency_key == filter.key;
 }
 
+// The error its caller got when it ended.
+caf::error final_error(const dead_job& x) {
+  switch (x.state) {
+    case job_state::cancelled:
+      return caf::make_error(pool_errc::cancelled, x.id);
+    case job_state::stopped:
+      return caf::make_error(pool_errc::drain_deadline, x.id);
+    default:
+      return caf::make_error(pool_errc::operation_failed, x.id, x.history);
+  }
+}
+
+operation_state record_state(job_state x) {
+  return x == job_state::cancelled ? operation_state::cancelled
+         : x == job_state::stopped ? operation_state::stopped
+                                   : operation_state::failed;
+}
+
 job_info info_of(const dead_job& x, caf::actor_clock::time_point now,
                  bool payloads) {
   job_info result;
   result.id = x.id;
-  result.state = job_state::failed;
-  result.attempt = x.history.empty() ? 1 : x.history.back().attempt;
+  result.state = x.state;
+  result.attempt = x.attempt;
   result.priority = x.policy.priority;
   result.key = x.key;
   result.concurrency_key = x.concurrency_key;
@@ -36,8 +56,7 @@ job_info info_of(const dead_job& x, caf::actor_clock::time_point now,
   result.since = now - x.failed_at;
   if (payloads)
     result.payload = job_payload_text(x.payload);
-  if (!x.history.empty())
-    result.last_error = describe(x.history.back().reason);
+  result.last_error = describe(final_error(x));
   result.history = job_history(x.history);
   return result;
 }
@@ -50,10 +69,13 @@ caf::error bad_filter(const char* what, std::string why) {
 } // namespace
 
 void shepherd_core::keep_dead(uint64_t id, const operation& op,
-                              const std::vector<attempt_failure>& history) {
+                              const std::vector<attempt_failure>& history,
+                              job_state state) {
   auto t = now();
   dead_job x;
   x.id = id;
+  x.state = state;
+  x.attempt = op.attempt;
   x.payload = op.payload;
   x.history = history;
   x.policy = table_.policy(id, op);
@@ -75,6 +97,8 @@ void shepherd_core::adopt_dead(work_store& store) {
     auto& rec = x.record;
     dead_job job;
     job.id = rec.id;
+    if (!rec.history.empty())
+      job.attempt = rec.history.back().attempt;
     job.payload = std::move(rec.payload);
     job.key = std::move(rec.key);
     job.concurrency_key = rec.options.concurrency_key();
@@ -92,10 +116,47 @@ void shepherd_core::adopt_dead(work_store& store) {
                 " operations that failed for good from the store (dead set)");
 }
 
+void shepherd_core::keep_ended(uint64_t id, job_state state) {
+  if (!dead_.enabled())
+    return;
+  auto op = table_.find(id);
+  if (op == nullptr)
+    return;
+  auto extras = table_.find_extras(id);
+  keep_dead(id, *op,
+            extras != nullptr ? extras->history
+                              : std::vector<attempt_failure>{},
+            state);
+}
+
+bool shepherd_core::status_of_ended(uint64_t id,
+                                    caf::response_promise& promise) {
+  dead_.expire(now());
+  operation_record rec;
+  rec.id = id;
+  if (auto x = dead_.find(id)) {
+    rec.state = record_state(x->state);
+    rec.attempt = x->attempt;
+    rec.payload = x->payload;
+    rec.error = final_error(*x);
+    rec.history = x->history;
+    rec.key = x->key;
+  } else if (dead_.discarded(id)) {
+    rec.state = operation_state::discarded;
+  } else {
+    return false;
+  }
+  fx_.deliver(promise, caf::make_message(std::move(rec)));
+  return true;
+}
+
 std::vector<uint64_t> shepherd_core::dead_matching(const job_filter& filter) {
   dead_.expire(now());
   std::vector<uint64_t> result;
-  auto after = filter.id != 0 ? filter.id - 1 : 0;
+  // As a listing's pages from `after` on, all of them (no `limit`).
+  auto after = filter.after;
+  if (filter.id != 0)
+    after = std::max(after, filter.id - 1);
   dead_.scan(after, std::numeric_limits<uint64_t>::max(),
              [&](const dead_job& x) {
                if (matches(x, filter))
@@ -183,8 +244,9 @@ caf::expected<jobs_acted> shepherd_core::retry_dead(const job_filter& filter) {
   result.note =
       "retried " + std::to_string(result.ids.size()) + " as new operations";
   if (!result.ids.empty())
-    result.note += "; their callers were told of the failure when it "
-                   "happened and wait no more: nobody waits for the new "
+    result.note += "; their callers were told how they ended (failed, "
+                   "cancelled or stopped) and wait no more: nobody waits "
+                   "for the new "
                    "operations (follow them in the jobs view or with "
                    "op_status)";
   if (result.kept > 0)
@@ -200,8 +262,9 @@ shepherd_core::discard_dead(const job_filter& filter) {
   if (auto why = check(filter) + check_dead(filter); !why.empty())
     return bad_filter("discard_jobs", std::move(why));
   jobs_acted result;
+  auto t = now();
   for (auto id : dead_matching(filter)) {
-    dead_.take(id);
+    dead_.discard(id, t);
     if (durable_)
       record(caf::make_message(queue_msg::forget_v, id), false);
     result.ids.push_back(id);

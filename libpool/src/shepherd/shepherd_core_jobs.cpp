@@ -28,11 +28,12 @@ caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
   job_page page;
   dead_.expire(now()); // (what outlived its age is not counted)
   page.total = table_.size() + dead_.size();
-  auto failed_only = filter.state == job_state::failed;
-  if (!failed_only)
+  // (Failed, cancelled and stopped ones are in the dead set only.)
+  auto ended_only = filter.state && kept_when_ended(*filter.state);
+  if (!ended_only)
     list_table(filter, page);
   // The dead set's jobs, merged in by id (none in the table).
-  if (!filter.state || failed_only)
+  if (!filter.state || ended_only)
     list_dead(filter, page);
   return page;
 }

@@ -308,8 +308,10 @@ void shepherd_core::on_drain_deadline() {
       if (op.phase == phase)
         ids.push_back(id);
     });
-    for (auto id : ids)
+    for (auto id : ids) {
+      keep_ended(id, job_state::stopped); // (its status still says so)
       fail(id, caf::make_error(pool_errc::drain_deadline, id));
+    }
   }
   check_drained();
 }

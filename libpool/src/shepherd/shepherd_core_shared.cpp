@@ -145,6 +145,8 @@ void shepherd_core::settle_from(uint64_t id, operation_record& rec) {
       settle(rec.id, std::move(rec.result), true);
       return;
     case operation_state::failed:
+    case operation_state::stopped:   // (only the shepherd's memory says
+    case operation_state::discarded: // these two: never a store)
       ++mon_.counters().failed;
       settle(rec.id, caf::make_message(std::move(rec.error)), false);
       return;

@@ -286,12 +286,29 @@ private:
 
   // -- the dead set (shepherd_core_dead.cpp) ----------------------------------
 
-  /// Operation `id` fails for good: it joins the dead set (when kept).
+  /// Operation `id` fails for good (or, `state`, is cancelled or stopped
+  /// by a drain's deadline): it joins the dead set (when kept).
   void keep_dead(uint64_t id, const operation& op,
-                 const std::vector<attempt_failure>& history);
+                 const std::vector<attempt_failure>& history,
+                 job_state state = job_state::failed);
+
+  /// Operation `id`, still in the table, is cancelled or stopped: it is
+  /// kept in the dead set in that state (when kept).
+  void keep_ended(uint64_t id, job_state state);
+
+  /// `op_status` of an operation that left the table: answers `promise`
+  /// from the dead set (failed, cancelled, stopped) or its discard notes
+  /// and returns true; false if they do not know it.
+  bool status_of_ended(uint64_t id, caf::response_promise& promise);
 
   /// The failed jobs a durable store kept from an earlier run.
   void adopt_dead(work_store& store);
+
+  /// The dead set's failed jobs now (what outlived its age not counted).
+  uint64_t dead_count() {
+    dead_.expire(now());
+    return dead_.size(job_state::failed);
+  }
 
   /// The ids of the failed jobs matching `filter`, in id order.
   std::vector<uint64_t> dead_matching(const job_filter& filter);
