@@ -2,7 +2,8 @@
 // pool on a shared PostgreSQL queue (`pg_store::set_key_limits`), against a
 // private PostgreSQL 15 server per test: claims of several stores never
 // hold more than a key's limit, a finished or given-back entry frees its
-// slot, and the keys take turns within a claim; three pools on one queue,
+// slot, and the keys take turns within a claim and across claims; three
+// pools on one queue,
 // each limiting only its own process, never run more of a key at once
 // than its limit.
 #include <doctest/doctest.h>
@@ -128,6 +129,56 @@ TEST_CASE("keys take turns within a claim: each key's first, then each "
   CHECK(claim_all(*b, fx.now)
         == std::vector<std::string>{"x", "y", "z", "-", "x", "y", "z", "x",
                                     "y", "z"});
+}
+
+TEST_CASE("a 1,000-key backlog drains in turns across claims and stores: "
+          "no key falls more than one turn behind another" *
+          doctest::timeout(120)) {
+  fixture fx;
+  auto a = fx.open();
+  auto base = a->last_operation_id();
+  constexpr int keys = 1000;
+  constexpr int each = 3;
+  // Submitted key after key: submit order alone would drain key 0 first.
+  uint64_t n = 0;
+  for (int k = 0; k < keys; ++k)
+    for (int i = 0; i < each; ++i)
+      REQUIRE(!a->push(entry(base + ++n, "k" + std::to_string(k)), fx.now,
+                       fx.now));
+  REQUIRE(!a->commit());
+  // Two stores claim ten at a time, turn about, and finish at once.
+  auto limits = key_flow_options{}.every_key(key_limit{1, std::nullopt});
+  std::vector<std::shared_ptr<pg_store>> stores{
+    fx.open(pool::pg_options{}.claim_batch(10)),
+    fx.open(pool::pg_options{}.claim_batch(10))};
+  for (auto& x : stores)
+    x->set_key_limits(limits);
+  std::map<std::string, int> served;
+  size_t worst = 0; // the most a key was behind the one served
+  size_t popped = 0;
+  for (size_t turn = 0; popped < keys * each && turn < 20 * keys; ++turn) {
+    auto& store = *stores[turn % 2];
+    auto x = store.pop_due(fx.now);
+    if (!x) {
+      REQUIRE(!store.commit());
+      continue;
+    }
+    ++popped;
+    auto count = ++served[x->concurrency_key];
+    // Every key with work left has been served at least count - 1 - lag.
+    for (int k = 0; k < keys; ++k) {
+      auto i = served.find("k" + std::to_string(k));
+      auto other = i == served.end() ? 0 : i->second;
+      if (other < each && other < count - 1)
+        worst = std::max(worst, static_cast<size_t>(count - 1 - other));
+    }
+    REQUIRE(!store.finish(x->id.operation, caf::make_message(int32_t{1}),
+                          fx.now));
+    REQUIRE(!store.commit());
+  }
+  CHECK(popped == keys * each);
+  MESSAGE("most turns a key fell behind: " << worst);
+  CHECK(worst <= 1);
 }
 
 namespace {

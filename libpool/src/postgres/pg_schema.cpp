@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "pg_migrations.hpp"
 #include "pool/errors.hpp"
 #include "pool/pg_store.hpp"
 
@@ -12,88 +13,9 @@ namespace pool::detail {
 
 namespace {
 
-// The migrations: `migrations[i]` makes version i + 1 of version i. `{s}`
-// stands for the schema. Times are nanoseconds of the server's clock since
-// the Unix epoch; `state` holds `operation_state` values.
-constexpr const char* migrations[] = {
-    // 1: the queue, outcomes and histories.
-    R"sql(
-CREATE TABLE {s}.meta (
-  name text PRIMARY KEY,
-  value text NOT NULL
-);
-CREATE SEQUENCE {s}.id_blocks;
-CREATE SEQUENCE {s}.entry_seq;
-CREATE TABLE {s}.operations (
-  id bigint PRIMARY KEY,
-  queue text NOT NULL,
-  state smallint NOT NULL,
-  attempt integer NOT NULL,
-  due bigint NOT NULL,
-  seq bigint NOT NULL DEFAULT nextval('{s}.entry_seq'),
-  payload bytea NOT NULL,
-  result bytea,
-  error bytea,
-  key text,
-  submitted bigint NOT NULL,
-  finished bigint
-);
-CREATE INDEX operations_due ON {s}.operations (queue, due, seq)
-  WHERE state = 0;
-CREATE UNIQUE INDEX operations_key ON {s}.operations (queue, key)
-  WHERE key IS NOT NULL AND state <= 1;
-CREATE INDEX operations_key_finished ON {s}.operations (queue, key, finished)
-  WHERE key IS NOT NULL AND state IN (2, 3);
-CREATE TABLE {s}.failures (
-  operation bigint NOT NULL REFERENCES {s}.operations (id)
-    ON DELETE CASCADE,
-  n bigint GENERATED ALWAYS AS IDENTITY,
-  attempt integer NOT NULL,
-  after_submit bigint NOT NULL,
-  reason bytea NOT NULL
-);
-CREATE INDEX failures_operation ON {s}.failures (operation, n);
-INSERT INTO {s}.meta (name, value)
-  VALUES ('application', 'caf-pool'), ('schema_version', '1');
-)sql",
-    // 2: leases (shared queues) and retention.
-    R"sql(
-ALTER TABLE {s}.operations
-  ADD COLUMN owner text,
-  ADD COLUMN lease_until bigint,
-  ADD COLUMN lease_token bigint NOT NULL DEFAULT 0;
-CREATE INDEX operations_leases ON {s}.operations (queue, lease_until)
-  WHERE state = 1;
-CREATE INDEX operations_finished ON {s}.operations (queue, finished)
-  WHERE state >= 2;
-UPDATE {s}.meta SET value = '2' WHERE name = 'schema_version';
-)sql",
-    // 3: options per submit (job_options): the priority and concurrency key
-    // of each entry, claimed higher priority first; the options themselves
-    // for lookups and for the shepherd that runs the entry.
-    R"sql(
-ALTER TABLE {s}.operations
-  ADD COLUMN priority integer NOT NULL DEFAULT 0,
-  ADD COLUMN ckey text,
-  ADD COLUMN options bytea;
-DROP INDEX {s}.operations_due;
-CREATE INDEX operations_due ON {s}.operations (queue, priority DESC, due, seq)
-  WHERE state = 0;
-UPDATE {s}.meta SET value = '3' WHERE name = 'schema_version';
-)sql",
-    // 4: attempts are spent only by running. A claimed entry's place in
-    // its store's hand-out order (claim number << 20 | position); how far
-    // each store handed out its claims (`owners`, written with its
-    // groups): an entry beyond that never started.
-    R"sql(
-ALTER TABLE {s}.operations ADD COLUMN handout bigint;
-CREATE TABLE {s}.owners (
-  owner text PRIMARY KEY,
-  handed bigint NOT NULL
-);
-UPDATE {s}.meta SET value = '4' WHERE name = 'schema_version';
-)sql",
-};
+// The migrations (pg_migrations.hpp): `migrations[i]` makes version i + 1
+// of version i.
+constexpr auto& migrations = pg_migrations;
 
 static_assert(std::size(migrations) == pg_store::schema_version);
 
@@ -142,28 +64,35 @@ constexpr const char* statement_sql[] = {
     // limit of every key (NULL: none), $9 keys with limits of their own
     // (text[]), $10 theirs (int4[], 0: none). Under the queue's lock: a
     // key's claimed and running entries count against its limit; keys
-    // take turns (each key's first, then second, ...), higher level first
-    // within a turn. Reads every due entry (docs/postgres.md).
+    // take turns (each key's first, then second, ...; within a turn the
+    // least lately claimed first: `key_turns`), higher level first within
+    // a key. Reads every due entry (docs/postgres.md).
     "WITH t AS (SELECT greatest($2, {now}) AS now), held AS (SELECT ckey, "
     "count(*) AS n FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
     "ckey IS NOT NULL GROUP BY ckey), own AS (SELECT k, nullif(n, 0) AS n "
     "FROM unnest($9::text[], $10::int4[]) AS l(k, n)), due AS (SELECT id, "
     "priority + CASE WHEN $7::bigint IS NULL THEN 0 ELSE (t.now - due) / "
     "$7::bigint END AS level, due, seq, ckey FROM {s}.operations, t WHERE "
-    "queue = $1 AND state = 0 AND due <= t.now), turns AS (SELECT id, "
-    "level, due, seq, ckey, CASE WHEN ckey IS NULL THEN 1 ELSE row_number() "
-    "OVER (PARTITION BY ckey ORDER BY level DESC, due, seq) END AS turn FROM "
-    "due), picked AS (SELECT d.id, d.level, d.due, d.seq, d.turn FROM turns "
-    "d LEFT JOIN held h ON h.ckey = d.ckey LEFT JOIN own o ON o.k = d.ckey "
+    "queue = $1 AND state = 0 AND due <= t.now), turns AS (SELECT d.id, "
+    "d.level, d.due, d.seq, d.ckey, coalesce(k.served, 0) AS served, CASE "
+    "WHEN d.ckey IS NULL THEN 1 ELSE row_number() OVER (PARTITION BY d.ckey "
+    "ORDER BY d.level DESC, d.due, d.seq) END AS turn FROM due d LEFT JOIN "
+    "{s}.key_turns k ON k.queue = $1 AND k.ckey = d.ckey), picked AS "
+    "(SELECT d.id, d.level, d.due, d.seq, d.turn, d.served FROM turns d "
+    "LEFT JOIN held h ON h.ckey = d.ckey LEFT JOIN own o ON o.k = d.ckey "
     "WHERE d.ckey IS NULL OR d.turn + coalesce(h.n, 0) <= coalesce(o.n, "
-    "CASE WHEN o.k IS NULL THEN $8::bigint END, 9223372036854775807) "
-    "ORDER BY d.turn, d.level DESC, d.due, d.seq LIMIT $3), placed AS "
-    "(SELECT id, level, row_number() OVER (ORDER BY turn, level DESC, due, "
-    "seq) AS place FROM picked) UPDATE {s}.operations o SET state = 1, "
-    "owner = $4, lease_until = $5, handout = $6::bigint + placed.place, "
-    "lease_token = o.lease_token + 1 FROM placed WHERE o.id = placed.id AND "
-    "o.state = 0 RETURNING o.id, o.attempt, o.payload, o.lease_token, "
-    "o.handout, placed.level, o.priority, o.ckey, o.options",
+    "CASE WHEN o.k IS NULL THEN $8::bigint END, 9223372036854775807) ORDER "
+    "BY d.turn, d.served, d.level DESC, d.due, d.seq LIMIT $3), placed AS "
+    "(SELECT id, level, row_number() OVER (ORDER BY turn, served, level "
+    "DESC, due, seq) AS place FROM picked), claimed AS (UPDATE "
+    "{s}.operations o SET state = 1, owner = $4, lease_until = $5, handout "
+    "= $6::bigint + placed.place, lease_token = o.lease_token + 1 FROM "
+    "placed WHERE o.id = placed.id AND o.state = 0 RETURNING o.id, "
+    "o.attempt, o.payload, o.lease_token, o.handout, placed.level, "
+    "o.priority, o.ckey, o.options), served AS (INSERT INTO {s}.key_turns "
+    "(queue, ckey, served) SELECT $1, ckey, (SELECT now FROM t) FROM "
+    "claimed WHERE ckey IS NOT NULL GROUP BY ckey ON CONFLICT (queue, "
+    "ckey) DO UPDATE SET served = excluded.served) SELECT * FROM claimed",
     // count_leases: $1 queue, $2 now.
     "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
     "lease_until >= $2",
