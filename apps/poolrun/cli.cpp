@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_options.hpp"
+#include "console.hpp"
 #include "inputs.hpp"
 #include "secrets.hpp"
 #include "specs.hpp"
@@ -214,6 +215,9 @@ std::string finish(run_options& o, raw_values& raw) {
   if (!raw.halt.empty()) {
     std::string why;
     auto halt = parse_halt(raw.halt, why);
+    auto gnu_why = gnu_halt_error(raw.halt);
+    if (!halt && console::gnu_words() && !gnu_why.empty())
+      return gnu_why;
     if (!halt)
       return "invalid value '" + raw.halt + "' for --halt: " + why;
     o.halt = *halt;
@@ -349,6 +353,13 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--pipe must have a command to pipe into (e.g. 'cat')";
   if (o.pipe && (o.multi_context || o.multi_plain))
     return "--pipe cannot be combined with -X or -m";
+  if (!o.workdir.empty() && !o.sshlogins.empty())
+    return "--wd is not supported with remote slots (-S): cd in the "
+           "command ('cd DIR && ...')";
+  if (o.workdir.find('{') != std::string::npos)
+    return "--wd " + o.workdir +
+           ": replacement strings in --wd are not supported by poolrun; "
+           "cd in the command ('cd {//} && ...')";
   if (o.multi_context && o.multi_plain)
     return "choose one of -X and -m";
   return {};
@@ -393,6 +404,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     result.error = err.what();
     return result;
   }
+  result.profiles = raw.profiles;
   auto rest = app.remaining();
   if (!rest.empty() && rest.front() == "--")
     rest.erase(rest.begin());
@@ -402,7 +414,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     auto advice = refused_option_advice(rest.front());
     if (advice.empty())
       advice = "unknown option '" + rest.front() + "'";
-    return {o, advice};
+    return {o, advice, raw.profiles};
   }
   o.command = std::move(rest);
   for (auto& file : raw.arg_files) {
@@ -414,7 +426,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   std::string error;
   auto sources = split_sources(tail, error);
   if (!error.empty())
-    return {o, error};
+    return {o, error, raw.profiles};
   for (auto& src : sources)
     o.sources.push_back(std::move(src));
   result.error = finish(o, raw);

@@ -11,7 +11,9 @@ namespace poolrun {
 
 void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   auto one = [](CLI::Option* opt) {
-    return opt->allow_extra_args(false)->expected(1);
+    // Given twice ($PARALLEL or -J and the command line): the last wins.
+    return opt->allow_extra_args(false)->expected(1)->multi_option_policy(
+        CLI::MultiOptionPolicy::TakeLast);
   };
   // Counts take GNU parallel's prefixes too (-N 1k: 1000, -s 2K: 2048).
   auto count = [&one](CLI::Option* opt) {
@@ -175,6 +177,11 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--halt,--halt-on-error", raw.halt,
                      "stop early: soon|now,fail|success|done=N|N%")->type_name("WHEN,WHY=N"))
       ->group(running);
+  one(app.add_option("--workdir,--wd", o.workdir,
+                     "local commands run in DIR ('.': here; '...': a "
+                     "folder of their own, removed after)")
+          ->type_name("DIR"))
+      ->group(running);
   one(app.add_option("--process-slot-var", o.slot_var,
                      "each command gets NAME=its job slot - 1 in its "
                      "environment")
@@ -317,6 +324,20 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("--compress", raw.compress,
                "accepted: output spooled to disk stays uncompressed")
       ->group("Other");
+  one(app.add_option("--compress-program", raw.compress_program,
+                     "accepted (as --compress): the program is not run")
+          ->type_name("PRG"))
+      ->group("Other");
+  one(app.add_option("--decompress-program", raw.decompress_program,
+                     "accepted (as --compress): the program is not run")
+          ->type_name("PRG"))
+      ->group("Other");
+  app.add_option("-J,--profile", raw.profiles,
+                 "options from the file NAME in ~/.parallel (./NAME, /NAME: "
+                 "that file); repeatable")
+      ->type_name("NAME")
+      ->allow_extra_args(false)
+      ->group("Other");
 }
 
 void spell_optional_values(std::vector<std::string>& head) {
@@ -407,8 +428,6 @@ std::string refused_option_advice(std::string_view option) {
       {"--onall", "run poolrun once per host with -S HOST"},
       {"--basefile", "copy the file first with --transferfile"},
       {"--bf", "copy the file first with --transferfile"},
-      {"--workdir", "cd in the command ('cd DIR && ...')"},
-      {"--wd", "cd in the command ('cd DIR && ...')"},
       {"--semaphore", "use flock(1) or sem from GNU parallel"},
       {"--sshdelay", "use --delay"},
       {"--fifo", "read the block from standard input (--pipe)"},

@@ -55,6 +55,11 @@ struct raw_values {
   bool ignored = false;
   bool pipepart = false;
   bool compress = false;
+  /// --compress-program, --decompress-program: accepted, unused.
+  std::string compress_program;
+  std::string decompress_program;
+  /// -J, --profile: read before the parse (see expand_profiles).
+  std::vector<std::string> profiles;
   bool nonall = false;
 };
 

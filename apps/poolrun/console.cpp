@@ -99,6 +99,10 @@ void name_program(std::string_view argv0) {
     program_prefix = "parallel: ";
 }
 
+bool gnu_words() {
+  return program_prefix == "parallel: ";
+}
+
 const std::string& prefix() {
   return program_prefix;
 }

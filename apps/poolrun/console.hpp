@@ -31,6 +31,10 @@ void name_program(std::string_view argv0);
 /// "poolrun: " or "parallel: ", the start of each of poolrun's messages.
 const std::string& prefix();
 
+/// Whether poolrun was invoked as `parallel` (the drop-in): messages
+/// GNU parallel's test suite compares then use GNU parallel's words.
+bool gnu_words();
+
 /// Draws `text` as the progress line at the bottom of a terminal's
 /// standard error (replacing the one before). Thread-safe.
 void show_bar(const std::string& text);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -56,8 +58,38 @@ launch_spec base_launch(executor& ex, const job_spec& spec, size_t slot) {
   return launch;
 }
 
+/// --wd: `command` run in the job's folder (made first) as GNU parallel
+/// runs it ("cd DIR || exit 255; COMMAND"); "..." is removed after, the
+/// command's exit status kept. On a folder that cannot be made, `why`.
+std::string in_workdir(const executor& ex, uint64_t seq,
+                       const std::string& command, std::string& why) {
+  auto dir = ex.workdir;
+  if (dir == ".") {
+    std::error_code ec;
+    dir = std::filesystem::current_path(ec).string();
+  } else if (dir == "...") {
+    char host[256] = "";
+    ::gethostname(host, sizeof host - 1);
+    auto home = std::getenv("HOME");
+    dir = std::string{home != nullptr ? home : ""} + "/.parallel/tmp/" + host +
+          "-" + ex.pid_text + "-" + std::to_string(seq);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    why = "--wd: cannot make the folder '" + dir + "': " + ec.message();
+    return {};
+  }
+  auto wrapped = "cd " + shell_quote(dir) + " || exit 255; " + command;
+  if (ex.workdir == "...")
+    wrapped += "\n_poolrun_status=$?; rm -rf " + shell_quote(dir) +
+               "; exit $_poolrun_status";
+  return wrapped;
+}
+
 job_result run_local(executor& ex, const job_spec& spec,
-                     const std::string& command, size_t slot) {
+                     const std::string& plain_command, size_t slot) {
+  auto command = plain_command;
   // --tmpl: the job's files, written first (removed with --cleanup).
   std::vector<std::string> written;
   for (size_t i = 0; i < spec.template_names.size(); ++i) {
@@ -78,6 +110,12 @@ job_result run_local(executor& ex, const job_spec& spec,
   };
   auto launch = base_launch(ex, spec, slot);
   launch.env = job_environment(ex, spec, slot);
+  if (!ex.workdir.empty()) {
+    std::string why;
+    command = in_workdir(ex, spec.seq, command, why);
+    if (!why.empty())
+      return cannot_start(job_result{}, why);
+  }
   // $PARALLEL_ENV's code runs first, so the shell always runs then.
   auto words = ex.env_prelude.empty() ? simple_command(command) : std::nullopt;
   if (words)
@@ -292,7 +330,7 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
   }
   bool reconnected = false;
   for (;;) {
-    auto s = ex.slots->acquire(me.preferred, avoid);
+    auto s = ex.slots->acquire(me.preferred, avoid, spec.seq);
     if (s == nullptr) {
       job_result res;
       res.command = fill_slot(spec.command, 0);

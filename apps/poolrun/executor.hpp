@@ -44,6 +44,8 @@ struct executor {
   /// --pipepart and --tee: a command need not read its whole block (as
   /// GNU parallel's `tee --output-error=warn-nopipe`).
   bool pipepart = false;
+  /// `--wd` (see run_options::workdir).
+  std::string workdir;
   /// `--process-slot-var NAME`: "NAME=" (empty: none).
   std::string slot_var;
   /// --delay: at least this between two starts; `next_start` under

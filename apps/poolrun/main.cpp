@@ -24,6 +24,7 @@
 #include "console.hpp"
 #include "enqueue.hpp"
 #include "process.hpp"
+#include "profiles.hpp"
 #include "run_setup.hpp"
 #include "runner.hpp"
 #include "secrets.hpp"
@@ -124,13 +125,29 @@ int main(int argc, char** argv) {
   // $PARALLEL holds default options, as for GNU parallel.
   auto words =
       poolrun::with_environment_options(argc, argv, std::getenv("PARALLEL"));
-  std::vector<const char*> args;
-  for (auto& word : words)
-    args.push_back(word.c_str());
-  auto parsed =
-      poolrun::parse_command_line(static_cast<int>(args.size()), args.data());
+  auto parse = [&words] {
+    std::vector<const char*> args;
+    for (auto& word : words)
+      args.push_back(word.c_str());
+    return poolrun::parse_command_line(static_cast<int>(args.size()),
+                                       args.data());
+  };
+  auto parsed = parse();
+  if (!parsed.profiles.empty()) {
+    // -J: the profiles' options go first (then $PARALLEL's, then the
+    // command line's), as in GNU parallel: a later one wins.
+    std::string error;
+    auto extra = poolrun::profile_words(parsed.profiles, error);
+    if (!error.empty())
+      return fail(error);
+    words.insert(words.begin() + 1, extra.begin(), extra.end());
+    parsed = parse();
+  }
   if (!parsed.error.empty())
-    return fail(parsed.error + " (see poolrun --help)");
+    // GNU parallel's own words (invoked as `parallel`) stand alone.
+    return fail(parsed.error.rfind("Error: ", 0) == 0
+                    ? parsed.error
+                    : parsed.error + " (see poolrun --help)");
   auto& opts = parsed.options;
   if (opts.help) {
     std::fputs(poolrun::usage().c_str(), stdout);

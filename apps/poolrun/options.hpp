@@ -188,6 +188,10 @@ struct run_options {
   /// `--process-slot-var NAME`: NAME=`{%}` - 1 in each command's
   /// environment (as xargs -P).
   std::string slot_var;
+  /// `--wd DIR` (local commands): each runs in DIR, made if need be;
+  /// "." the current folder, "..." a folder of its own under
+  /// ~/.parallel/tmp, removed after it.
+  std::string workdir;
   /// `-v`: each command printed before its output; `-t`: on standard
   /// error as it starts.
   bool print_command = false;

@@ -1,10 +1,12 @@
 // Option value parsers.
 #include "specs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <vector>
 
 namespace poolrun {
 
@@ -206,6 +208,42 @@ std::optional<halt_spec> parse_halt(std::string_view text, std::string& why) {
   }
   result.value = static_cast<double>(*n);
   return result;
+}
+
+std::string gnu_halt_error(std::string_view text) {
+  // GNU parallel's checks, in its order: the short forms expanded, then
+  // the value split at ',' and '='.
+  std::string form{text};
+  for (auto [from, to] : {std::pair{"0", "never"}, {"1", "soon,fail=1"},
+                          {"2", "now,fail=1"}, {"-1", "soon,success=1"},
+                          {"-2", "now,success=1"}})
+    if (form == from)
+      form = to;
+  if (form.size() > 1 && form.back() == '%' &&
+      form.find_first_not_of("0123456789") == form.size() - 1)
+    form = "soon,fail=" + form;
+  std::vector<std::string> parts{""};
+  for (char c : form)
+    if (c == ',' || c == '=')
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  parts.resize(std::max<size_t>(parts.size(), 3));
+  const auto& when = parts[0];
+  if (when != "never" && when != "soon" && when != "now")
+    return "Error: --halt must have 'never', 'soon', or 'now'.";
+  if (when == "never")
+    return {};
+  if (parts[1] != "fail" && parts[1] != "success" && parts[1] != "done")
+    return "Error: --halt " + when + " must be followed by ,success or ,fail.";
+  const auto& amount = parts[2];
+  auto digits = amount.substr(0, amount.size() - (!amount.empty() &&
+                                                  amount.back() == '%'));
+  if (digits.empty() ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return "Error: --halt " + when + "," + parts[1] +
+           " must be followed by ,number or ,percent%.";
+  return {};
 }
 
 } // namespace poolrun

@@ -30,6 +30,11 @@ std::optional<jobs_spec> parse_jobs(std::string_view text);
 /// sets `why`.
 std::optional<halt_spec> parse_halt(std::string_view text, std::string& why);
 
+/// GNU parallel's own error for a --halt value it refuses ("Error: --halt
+/// must have 'never', 'soon', or 'now'."), "" for one it takes: the
+/// words poolrun prints when invoked as `parallel`.
+std::string gnu_halt_error(std::string_view text);
+
 /// Parses a whole number in [min, max].
 std::optional<uint64_t> parse_count(std::string_view text, uint64_t min,
                                     uint64_t max);

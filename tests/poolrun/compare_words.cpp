@@ -1,0 +1,191 @@
+// GNU parallel vs poolrun installed as `parallel`: the messages GNU
+// parallel's own test suite compares word for word, -J profiles, --wd,
+// and {%} when several commands start at once.
+#include "compare.hpp"
+
+#include <filesystem>
+
+using namespace poolrun::test;
+
+namespace {
+
+/// Both tools' whole output, standard error included.
+struct both {
+  outcome ours;
+  outcome theirs;
+};
+
+/// Runs `args` through GNU parallel and through poolrun under the name
+/// `parallel` (a link, the drop-in way), each in a fresh directory, with
+/// `env`; files `given` are made in both directories first.
+both run_as_parallel(const std::vector<std::string>& args,
+                     const std::string& input = "",
+                     std::vector<std::string> env = {},
+                     std::vector<std::pair<std::string, std::string>> given = {}) {
+  temp_dir bin;
+  std::filesystem::create_symlink(POOLRUN_BINARY, bin / "parallel");
+  temp_dir ours_dir;
+  temp_dir theirs_dir;
+  for (auto& [name, content] : given) {
+    write_file(ours_dir / name, content);
+    write_file(theirs_dir / name, content);
+  }
+  auto ours_argv = args;
+  ours_argv.insert(ours_argv.begin(), bin / "parallel");
+  child_process ours{ours_argv, input, ours_dir.path, env};
+  child_process theirs{parallel_argv(args), input, theirs_dir.path, env};
+  both result;
+  result.ours.status = ours.exit_code(60s);
+  result.theirs.status = theirs.exit_code(60s);
+  result.ours.out = ours.out();
+  result.theirs.out = theirs.out();
+  result.ours.err = ours.err();
+  result.theirs.err = theirs.err();
+  return result;
+}
+
+/// Runs both and checks that output, standard error and status agree.
+outcome check_words(const std::vector<std::string>& args,
+                    const std::string& input = "",
+                    std::vector<std::string> env = {},
+                    std::vector<std::pair<std::string, std::string>> given = {}) {
+  std::string shown;
+  for (auto& arg : args)
+    shown += " " + arg;
+  CAPTURE(shown);
+  auto [ours, theirs] = run_as_parallel(args, input, std::move(env),
+                                        std::move(given));
+  CHECK(ours.status == theirs.status);
+  CHECK(ours.out == theirs.out);
+  CHECK(ours.err == theirs.err);
+  return ours;
+}
+
+} // namespace
+
+TEST_CASE("GNU parallel vs poolrun as parallel: --halt syntax errors in "
+          "GNU parallel's words" *
+          doctest::timeout(120)) {
+  for (auto value : {"error", "soon", "now", "now,fail", "soon,fail=x",
+                     "now,done=50%", "never", "5%"}) {
+    auto ours = check_words({"--halt", value, "echo", ":::", "x"});
+    CAPTURE(value);
+    if (std::string{value} == "error")
+      CHECK(ours.err == "parallel: Error: --halt must have 'never', 'soon', "
+                        "or 'now'.\n");
+  }
+}
+
+TEST_CASE("GNU parallel vs poolrun as parallel: the --timeout warning" *
+          doctest::timeout(120)) {
+  auto ours = check_words({"--timeout", "1", "sleep", ":::", "5"});
+  CHECK(ours.status == 1);
+  CHECK(ours.err.find("timed out") != std::string::npos);
+  // A command of two lines: only the first is prefixed.
+  check_words({"--timeout", "1", "sleep 5\necho x", ":::", "a"});
+}
+
+TEST_CASE("GNU parallel vs poolrun as parallel: a record longer than "
+          "--block grows the block as GNU parallel's does" *
+          doctest::timeout(120)) {
+  std::string ten;
+  for (int i = 1; i <= 10; ++i)
+    ten += std::to_string(i) + "\n";
+  auto ours = check_words({"-k", "--pipe", "--recend", "\\n", "--recstart",
+                           "6", "--block", "1", "echo a; cat"},
+                          ten);
+  CHECK(ours.err.find("Increasing to --blocksize 12.") != std::string::npos);
+  check_words({"-k", "--pipe", "--block", "3", "wc", "-c"},
+              "abcdefghijkl\nx\nyz\n");
+  check_words({"-k", "--pipe", "--block", "5", "wc", "-c"},
+              std::string(40, 'q'));
+}
+
+TEST_CASE("GNU parallel vs poolrun as parallel: -J profiles" *
+          doctest::timeout(120)) {
+  temp_dir home;
+  std::filesystem::create_directories(home / ".parallel");
+  write_file(home / ".parallel/tagged", "# a comment\n--tagstring 'fo o'\n");
+  write_file(home / ".parallel/keep", "-k -j2\n");
+  std::vector<std::string> env{"HOME=" + home.path};
+  check_words({"-J", "tagged", "echo", ":::", "a", "b"}, "", env);
+  check_words({"-J", "tagged", "-J", "keep", "echo", ":::", "a", "b", "c"},
+              "", env);
+  // The command line's own option wins over the profile's.
+  check_words({"-k", "--tagstring", "x", "-J", "tagged", "echo", ":::", "a"},
+              "", env);
+  check_words({"--profile", "keep", "echo", ":::", "1", "2", "3"}, "", env);
+  // After the command -J is the command's.
+  check_words({"-k", "echo", "-J", "tagged", ":::", "a"}, "", env);
+  // ./NAME: a file in the current folder.
+  check_words({"-J", "./local", "echo", ":::", "a"}, "", env,
+              {{"local", "--tag\n"}});
+}
+
+TEST_CASE("poolrun: -J with a profile found nowhere is refused" *
+          doctest::timeout(60)) {
+  temp_dir home;
+  child_process run{poolrun_argv({"-J", "nosuch", "echo", ":::", "a"}), "", "",
+                    {"HOME=" + home.path}};
+  CHECK(run.exit_code(30s) == 255);
+  CHECK(run.out().empty());
+  CHECK(run.err().find("-J nosuch: no readable profile") != std::string::npos);
+}
+
+TEST_CASE("GNU parallel vs poolrun as parallel: --wd" *
+          doctest::timeout(120)) {
+  temp_dir home;
+  std::vector<std::string> env{"HOME=" + home.path};
+  // A folder made if need be, the command run in it, $OLDPWD where the
+  // run started.
+  auto inv = ordered({"-k", "--wd", "sub/dir",
+                      "echo {} > f{}; basename $PWD; test $OLDPWD = $(cd "
+                      "../.. && pwd) && echo old",
+                      ":::", "a", "b"});
+  inv.files = {"sub/"};
+  inv.env = env;
+  check_same(inv);
+  // "...": a folder of its own under ~/.parallel/tmp, gone after; the
+  // command's status kept.
+  check_words({"-k", "--wd", "...",
+               "basename $(dirname $PWD); pwd >> $HOME/where; test {} = 0",
+               ":::", "0", "3"},
+              "", env);
+  for (auto& dir : lines_of(read_file(home / "where")))
+    CHECK(!std::filesystem::exists(dir));
+  check_words({"--wd", ".", "pwd > here; echo", ":::", "x"}, "", env);
+}
+
+TEST_CASE("poolrun: --wd mistakes named" * doctest::timeout(60)) {
+  child_process braces{poolrun_argv({"--wd", "{}", "pwd", ":::", "a"})};
+  CHECK(braces.exit_code(30s) == 255);
+  CHECK(braces.err().find("replacement strings in --wd") != std::string::npos);
+  child_process blocked{poolrun_argv({"--wd", "/proc/none", "pwd", ":::", "a"})};
+  CHECK(blocked.exit_code(30s) == 255);
+  CHECK(blocked.err().find("--wd: cannot make the folder '/proc/none'") !=
+        std::string::npos);
+}
+
+TEST_CASE("GNU parallel vs poolrun: {%} goes by start order when several "
+          "commands start at once" *
+          doctest::timeout(120)) {
+  for (int i = 0; i < 2; ++i) {
+    check_same(ordered({"-k", "-j10", "sleep 1; echo {%}", ":::", "1", "2",
+                        "3", "4", "5", "6", "7", "8", "9", "10"}));
+    check_same(ordered({"-k", "-j4", "--tagstring", "{%}", "sleep 0.{}; echo",
+                        ":::", "1", "2", "3", "4", "5", "6"}));
+  }
+  // --tee: every command at once, each its own slot in input order.
+  check_same(ordered({"-k", "--tee", "--pipe", "--tag",
+                      "sleep 1; echo {%}; wc -l",
+                      ":::", "1", "2", "3", ":::", "a", "b"},
+                     "x\ny\n"));
+}
+
+TEST_CASE("GNU parallel vs poolrun: --compress-program is accepted" *
+          doctest::timeout(120)) {
+  check_same(ordered({"--compress", "--compress-program", "gzip", "-k", "seq",
+                      "{}", "2000", ":::", "1", "2", "3"}));
+  check_same(ordered({"--compress-program", "zstd", "--decompress-program",
+                      "zstd -dc", "-k", "echo", ":::", "a"}));
+}
