@@ -212,6 +212,9 @@ std::string finish(run_options& o, raw_values& raw) {
       return bad("--timeout", raw.timeout, "a positive duration such as 2s");
     o.timeout = *d;
   }
+  if (!raw.parset.empty())
+    if (auto why = parse_parset(raw.parset, o); !why.empty())
+      return why;
   if (!raw.halt.empty()) {
     std::string why;
     auto halt = parse_halt(raw.halt, why);

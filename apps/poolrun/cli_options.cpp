@@ -332,6 +332,11 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "accepted (as --compress): the program is not run")
           ->type_name("PRG"))
       ->group("Other");
+  one(app.add_option("--_parset", raw.parset,
+                     "env_parallel's parset: output as shell code setting "
+                     "variables")
+          ->type_name("var,NAME..."))
+      ->group("Other");
   app.add_option("-J,--profile", raw.profiles,
                  "options from the file NAME in ~/.parallel (./NAME, /NAME: "
                  "that file); repeatable")

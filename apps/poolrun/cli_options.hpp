@@ -60,6 +60,8 @@ struct raw_values {
   std::string decompress_program;
   /// -J, --profile: read before the parse (see expand_profiles).
   std::vector<std::string> profiles;
+  /// --_parset (see run_options::parset).
+  std::string parset;
   bool nonall = false;
 };
 

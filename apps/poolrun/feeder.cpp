@@ -204,8 +204,8 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     if (opts_.output == output_mode::line_buffer)
       job.spec.tag = job.tag;
   }
-  if (results_json(opts_)) {
-    for (auto& rec : args) // one JSON line per job, by the reporter
+  if (results_json(opts_) || opts_.parset == run_options::parset_mode::assoc) {
+    for (auto& rec : args) // a JSON line or parset's key, by the reporter
       job.values.insert(job.values.end(), rec.begin(), rec.end());
   } else if (!opts_.results.empty()) {
     if (results_templated_) {
@@ -319,7 +319,10 @@ void feeder::run() {
       std::lock_guard<std::mutex> guard{mtx_};
       outstanding = outstanding_;
     }
-    if (batch_.size() >= batch_limit || outstanding < low_water_)
+    // --tee: every command at once (as GNU parallel's tee feeds them),
+    // so all go to the runner together.
+    if (!opts_.tee &&
+        (batch_.size() >= batch_limit || outstanding < low_water_))
       flush(true);
   };
   auto hook = [this] { flush(true); };

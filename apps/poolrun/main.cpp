@@ -201,6 +201,11 @@ int main(int argc, char** argv) {
                      poolrun::console::prefix().c_str(), http->url().c_str());
       }
     }
+    // --_parset: an array's opening (each job's output follows it).
+    auto parset = opts.parset;
+    using parset_mode = poolrun::run_options::parset_mode;
+    if (parset == parset_mode::array || parset == parset_mode::assoc)
+      poolrun::console::write(1, opts.parset_names.front() + "=(");
     auto exit_status = std::make_shared<std::promise<int>>();
     auto result = exit_status->get_future();
     poolrun::runner_config rcfg;
@@ -218,6 +223,10 @@ int main(int argc, char** argv) {
                         setup.slots};
     runner = nullptr;
     status = result.get();
+    if (parset != parset_mode::none) // the shell code ends with the status
+      poolrun::console::write(
+          1, std::string{parset == parset_mode::vars ? "" : ")\n"} +
+                 "\nreturn " + std::to_string(status));
     unsigned char stop = 0;
     [[maybe_unused]] auto n = ::write(signal_pipe[1], &stop, 1);
     watcher.join();

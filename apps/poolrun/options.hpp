@@ -192,6 +192,11 @@ struct run_options {
   /// "." the current folder, "..." a folder of its own under
   /// ~/.parallel/tmp, removed after it.
   std::string workdir;
+  /// `--_parset var,NAME...` / `assoc,NAME` (env_parallel's parset):
+  /// each job's standard output (in order, -k) as shell code setting
+  /// the variables NAME..., the array NAME or the associative array NAME.
+  enum class parset_mode { none, vars, array, assoc } parset = parset_mode::none;
+  std::vector<std::string> parset_names;
   /// `-v`: each command printed before its output; `-t`: on standard
   /// error as it starts.
   bool print_command = false;

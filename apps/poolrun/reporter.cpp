@@ -99,6 +99,12 @@ void reporter::emit(uint64_t seq, const held& h) {
   // -v: the command is the first line of the job's standard output,
   // tagged as it is, in the file with --files (as GNU parallel).
   bool print_command = opts_.print_command && !h.dry;
+  if (opts_.parset != run_options::parset_mode::none && !h.dry) {
+    write_parset(h, tag, print_command);
+    if (h.log)
+      joblog_.write(seq, res);
+    return;
+  }
   if (print_command && !opts_.files)
     console::write_lines(1, tag, res.command + "\n");
   if (opts_.files && !h.dry) {

@@ -12,6 +12,7 @@
 
 #include "console.hpp"
 #include "process.hpp"
+#include "shell.hpp"
 
 namespace poolrun {
 
@@ -93,6 +94,36 @@ void reporter::write_json(uint64_t seq, const held& h) {
   line += " ], \"Stdout\": " + json_string(out) +
           ", \"Stderr\": " + json_string(err) + " }\n";
   write_all(json_fd_, line);
+}
+
+void reporter::write_parset(const held& h, const std::string& tag,
+                            bool command) {
+  // As GNU parallel: the standard output (with -v's line) less its last
+  // newline, quoted; standard error as usual.
+  auto& res = *h.res;
+  auto out_fd = ::memfd_create("poolrun-parset", MFD_CLOEXEC);
+  std::string out = command ? tag + res.command + "\n" : std::string{};
+  if (out_fd >= 0 && write_output(res, out_fd, STDERR_FILENO, tag))
+    out += read_back(out_fd);
+  if (out_fd >= 0)
+    ::close(out_fd);
+  if (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  std::string code;
+  if (opts_.parset == run_options::parset_mode::vars) {
+    if (next_parset_ == opts_.parset_names.size()) {
+      console::message("--_parset: more jobs than variables; the output "
+                       "of the job '" + res.command + "' is left out");
+      return;
+    }
+    code = opts_.parset_names[next_parset_++] + "=";
+  } else if (opts_.parset == run_options::parset_mode::assoc) {
+    std::string key;
+    for (auto& v : h.values)
+      key += (key.empty() ? "" : " ") + v;
+    code = "[" + shell_quote(key) + "]=";
+  }
+  console::write(1, code + shell_quote(out) + "\n");
 }
 
 } // namespace poolrun

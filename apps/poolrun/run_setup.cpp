@@ -243,6 +243,8 @@ std::string run_setup::prepare(run_options& opts) {
     exec->slot_var = opts.slot_var + "=";
   exec->delay = opts.delay;
   exec->workdir = opts.workdir;
+  if (opts.tee && slots)
+    slots->number_by_seq();
   std::error_code no_dir;
   if (opts.workdir != "." && opts.workdir != "..." && !opts.workdir.empty() &&
       !std::filesystem::create_directories(opts.workdir, no_dir) && no_dir)

@@ -186,6 +186,11 @@ slot* slot_table::acquire(size_t preferred, const std::vector<size_t>& avoid,
     announced_.erase(seq);
     cv_.notify_all();
   }
+  if (by_seq_ && !remote_ && seq >= 1 && seq <= slots_.size() &&
+      !slots_[seq - 1].busy) {
+    slots_[seq - 1].busy = true;
+    return &slots_[seq - 1];
+  }
   for (;;) {
     // A host the job has not failed on is worth waiting for; the others
     // only when there is none (GNU parallel's --retries rule).

@@ -80,6 +80,12 @@ public:
   slot* acquire(size_t preferred, const std::vector<size_t>& avoid,
                 uint64_t seq = 0);
 
+  /// --tee: every command runs at once, so job N takes slot N where it
+  /// can (GNU parallel starts them all before any ends).
+  void number_by_seq() {
+    by_seq_ = true;
+  }
+
   /// Job `seq` is on its way to a worker (the runner, in input order).
   void announce(uint64_t seq);
 
@@ -113,6 +119,7 @@ private:
   std::vector<slot> slots_;
   /// Announced jobs that have not taken a slot yet (local tables).
   std::set<uint64_t> announced_;
+  bool by_seq_ = false;
   std::string control_dir_;
   bool remote_ = false;
   warn_fn warn_;

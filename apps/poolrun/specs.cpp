@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 #include <vector>
 
 namespace poolrun {
@@ -243,6 +244,31 @@ std::string gnu_halt_error(std::string_view text) {
       digits.find_first_not_of("0123456789") != std::string::npos)
     return "Error: --halt " + when + "," + parts[1] +
            " must be followed by ,number or ,percent%.";
+  return {};
+}
+
+std::string parse_parset(std::string_view text, run_options& o) {
+  std::vector<std::string> names{""};
+  for (char c : text)
+    if (c == ',' || c == ' ')
+      names.emplace_back();
+    else
+      names.back() += c;
+  auto kind = names.front();
+  names.erase(names.begin());
+  static const std::regex legal{"[a-zA-Z_][a-zA-Z_0-9]*(\\[[0-9]+\\])?"};
+  for (auto& name : names)
+    if (!std::regex_match(name, legal))
+      return "--_parset: '" + name +
+             "' is no variable name (a letter or _, then letters, digits "
+             "or _; NAME[N] for an entry of an array)";
+  if (names.empty() || (kind != "var" && kind != "assoc"))
+    return "--_parset: expected var,NAME... or assoc,NAME (as parset "
+           "from env_parallel gives it)";
+  o.parset = kind == "assoc"      ? run_options::parset_mode::assoc
+             : names.size() > 1 ? run_options::parset_mode::vars
+                                : run_options::parset_mode::array;
+  o.parset_names = std::move(names);
   return {};
 }
 

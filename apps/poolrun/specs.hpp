@@ -30,6 +30,10 @@ std::optional<jobs_spec> parse_jobs(std::string_view text);
 /// sets `why`.
 std::optional<halt_spec> parse_halt(std::string_view text, std::string& why);
 
+/// Parses `--_parset`'s value ("var,a,b", "var,arr", "assoc,name"; ','
+/// or ' ' between) into `o`; returns what is wrong, or "".
+std::string parse_parset(std::string_view text, run_options& o);
+
 /// GNU parallel's own error for a --halt value it refuses ("Error: --halt
 /// must have 'never', 'soon', or 'now'."), "" for one it takes: the
 /// words poolrun prints when invoked as `parallel`.

@@ -189,3 +189,38 @@ TEST_CASE("GNU parallel vs poolrun: --compress-program is accepted" *
   check_same(ordered({"--compress-program", "zstd", "--decompress-program",
                       "zstd -dc", "-k", "echo", ":::", "a"}));
 }
+
+TEST_CASE("GNU parallel vs poolrun as parallel: env_parallel's parset "
+          "(--_parset)" *
+          doctest::timeout(120)) {
+  REQUIRE(std::system("command -v env_parallel.bash >/dev/null") == 0);
+  // The same script with `parallel` GNU parallel, then poolrun (first in
+  // $PATH under that name).
+  std::string script =
+      ". \"$(command -v env_parallel.bash)\"\n"
+      "parset a,b,c echo ::: x 'y  z' \"it's\"; echo \"$a|$b|$c\"\n"
+      "parset arr seq ::: 2 3; echo \"${arr[1]}\"; echo ${#arr[@]}\n"
+      "parset 'm[3] m[1]' echo ::: p q; echo \"${m[*]}\"\n"
+      "declare -A h; parset h echo ::: k1 k2; echo \"${h[k2]}\"\n"
+      "parset v -v seq ::: 2; echo \"$v\"\n"
+      "parset e,f false ::: 1 2; echo \"status $? [$e]\"\n";
+  temp_dir bin;
+  std::filesystem::create_symlink(POOLRUN_BINARY, bin / "parallel");
+  auto path = std::string{std::getenv("PATH")};
+  child_process theirs{{"bash", "-c", script}};
+  child_process ours{{"bash", "-c", script}, "", "",
+                     {"PATH=" + bin.path + ":" + path}};
+  CHECK(ours.exit_code(60s) == theirs.exit_code(60s));
+  CHECK(ours.out() == theirs.out());
+  CHECK(ours.out().find("x|y  z|it's\n") != std::string::npos);
+  CHECK(ours.err() == theirs.err());
+}
+
+TEST_CASE("poolrun: --_parset mistakes named" * doctest::timeout(60)) {
+  child_process bad{poolrun_argv({"--_parset", "var,1x", "echo", ":::", "a"})};
+  CHECK(bad.exit_code(30s) == 255);
+  CHECK(bad.err().find("'1x' is no variable name") != std::string::npos);
+  child_process kind{poolrun_argv({"--_parset", "list,a", "echo", ":::", "a"})};
+  CHECK(kind.exit_code(30s) == 255);
+  CHECK(kind.err().find("expected var,NAME") != std::string::npos);
+}
