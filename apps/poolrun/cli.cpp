@@ -183,7 +183,9 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--env with remote hosts is not supported by poolrun: set the "
            "variable in the command (VAR=value cmd); local commands get "
            "the whole environment anyway";
-  if (!raw.retries.empty()) {
+  if (raw.retries.find('{') != std::string::npos) {
+    o.retries_template = raw.retries; // counted per job by the feeder
+  } else if (!raw.retries.empty()) {
     auto n = parse_count(raw.retries, 0, 1000000);
     if (!n)
       return bad("--retries", raw.retries, "a whole number (0: no end)");

@@ -307,8 +307,10 @@ slot_affinity make_affinity(executor& ex) {
   return slot_affinity{ex.slots ? n % ex.slots->size() + 1 : 1};
 }
 
-caf::expected<job_result> execute(executor& ex, slot_affinity& me,
-                                  const job_spec& spec) {
+namespace {
+
+caf::expected<job_result> execute_once(executor& ex, slot_affinity& me,
+                                       const job_spec& spec) {
   if (!attempt_begins()) {
     // poolrun stops: this attempt never starts (the pool is gone by now).
     job_result res;
@@ -382,6 +384,20 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
       return failure_of(std::move(res));
     return res;
   }
+}
+
+} // namespace
+
+caf::expected<job_result> execute(executor& ex, slot_affinity& me,
+                                  const job_spec& spec) {
+  // --retries {...}: this job's own count, its attempts run here at once
+  // (the pool's policy counts one).
+  auto result = execute_once(ex, me, spec);
+  for (uint32_t attempt = 1; attempt < spec.attempts && !result &&
+                             result.error() != poolrun_errc::not_started;
+       ++attempt)
+    result = execute_once(ex, me, spec);
+  return result;
 }
 
 } // namespace poolrun

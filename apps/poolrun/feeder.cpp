@@ -12,7 +12,9 @@
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
+#include "console.hpp"
 #include "perl_strings.hpp"
+#include "specs.hpp"
 #include "type_ids.hpp"
 
 namespace poolrun {
@@ -116,6 +118,8 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
       tagstring_(opts_.tagstring, false, opts_.replace_strings,
                  opts_.header_names, perl_),
       results_(opts_.results, false, {}, {}, perl_),
+      retries_(opts_.retries_template, false, opts_.replace_strings,
+               opts_.header_names, perl_),
       window_(window),
       low_water_(low_water) {
   results_templated_ = results_.has_replacements();
@@ -169,6 +173,22 @@ void feeder::stop() {
 
 pending_job feeder::make_job(const arguments& args, uint64_t seq,
                              bool bad) const {
+  if (bad && console::gnu_words()) {
+    // Invoked as parallel: GNU parallel's way, each NUL byte becomes the
+    // two characters \0 (docs/poolrun.md, "NUL bytes").
+    auto& p = console::prefix();
+    console::message("Warning: A NUL character in the input was replaced "
+                     "with \\0.\n" + p + "Warning: NUL cannot be passed "
+                     "through in the argument list.\n" + p +
+                     "Warning: Did you mean to use the --null option?");
+    auto replaced = args;
+    for (auto& rec : replaced)
+      for (auto& value : rec)
+        for (auto at = value.find('\0'); at != std::string::npos;
+             at = value.find('\0', at + 2))
+          value.replace(at, 1, "\\0");
+    return make_job(replaced, seq, false);
+  }
   pending_job job;
   job.spec.seq = seq;
   if (bad) {
@@ -193,6 +213,18 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
                 std::to_string(max_command_length) + "; not run";
     job.spec.command.clear();
     return job;
+  }
+  if (!opts_.retries_template.empty()) {
+    auto text = retries_.expand(args, seq, false);
+    auto n = parse_count(text, 0, 1000000);
+    if (!n) {
+      job.error = "--retries " + opts_.retries_template + " is '" + text +
+                  "' for job " + std::to_string(seq) +
+                  ": expected a whole number (0: no end); not run";
+      job.spec.command.clear();
+      return job;
+    }
+    job.spec.attempts = *n == 0 ? 1000000000u : static_cast<uint32_t>(*n);
   }
   if (opts_.tag || !opts_.tagstring.empty()) {
     // (A --tagstring without replacement strings is the tag as it is.)

@@ -229,6 +229,8 @@ struct run_options {
   /// `--retries N`: attempts in total (GNU parallel: 0 = without end);
   /// nothing = one attempt.
   std::optional<uint32_t> retries;
+  /// `--retries` with replacement strings (`{//}`): each job's count.
+  std::string retries_template;
   /// `--retry-delay D`: wait D before the first retry, doubling up to 30 s
   /// (with jitter); 0 (the default, as GNU parallel) retries at once.
   caf::timespan retry_delay{0};

@@ -224,3 +224,32 @@ TEST_CASE("poolrun: --_parset mistakes named" * doctest::timeout(60)) {
   CHECK(kind.exit_code(30s) == 255);
   CHECK(kind.err().find("expected var,NAME") != std::string::npos);
 }
+
+TEST_CASE("GNU parallel vs poolrun as parallel: a NUL byte in the input "
+          "becomes \\0" *
+          doctest::timeout(120)) {
+  auto ours = check_words({"-k", "echo"}, std::string{"foo\0bar\nbaz\n", 12});
+  CHECK(ours.out == "foo\\0bar\nbaz\n");
+  check_words({"-k", "echo", "{1}-{2}", "::::", "-", ":::", "x"},
+              std::string{"a\0b\0c\n", 6});
+}
+
+TEST_CASE("GNU parallel vs poolrun: --retries with a replacement string" *
+          doctest::timeout(120)) {
+  auto inv = sorted({"--retries", "{//}", "echo try >> n{/}; exit {/}", ":::",
+                     "1/11", "2/22", "3/33"});
+  inv.files = {"n11", "n22", "n33"};
+  auto ours = check_same(inv);
+  CHECK(ours.files["n33"] == "try\ntry\ntry\n");
+  check_same(sorted({"--retries", "{}", "echo {}; test {} = 2", ":::", "1",
+                     "2"}));
+}
+
+TEST_CASE("poolrun: --retries with a replacement string that is no count" *
+          doctest::timeout(60)) {
+  child_process run{poolrun_argv({"--retries", "{}", "echo", ":::", "x", "2"})};
+  CHECK(run.exit_code(30s) == 255);
+  CHECK(run.out() == "2\n");
+  CHECK(run.err().find("--retries {} is 'x' for job 1: expected a whole "
+                       "number") != std::string::npos);
+}
