@@ -214,9 +214,6 @@ std::string finish(run_options& o, raw_values& raw) {
       return bad("--timeout", raw.timeout, "a positive duration such as 2s");
     o.timeout = *d;
   }
-  if (!raw.parset.empty())
-    if (auto why = parse_parset(raw.parset, o); !why.empty())
-      return why;
   if (!raw.halt.empty()) {
     std::string why;
     auto halt = parse_halt(raw.halt, why);
@@ -358,13 +355,8 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--pipe must have a command to pipe into (e.g. 'cat')";
   if (o.pipe && (o.multi_context || o.multi_plain))
     return "--pipe cannot be combined with -X or -m";
-  if (!o.workdir.empty() && !o.sshlogins.empty())
-    return "--wd is not supported with remote slots (-S): cd in the "
-           "command ('cd DIR && ...')";
-  if (o.workdir.find('{') != std::string::npos)
-    return "--wd " + o.workdir +
-           ": replacement strings in --wd are not supported by poolrun; "
-           "cd in the command ('cd {//} && ...')";
+  if (auto why = finish_added_options(o, raw); !why.empty())
+    return why;
   if (o.multi_context && o.multi_plain)
     return "choose one of -X and -m";
   return {};

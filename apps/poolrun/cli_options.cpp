@@ -332,6 +332,11 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "accepted (as --compress): the program is not run")
           ->type_name("PRG"))
       ->group("Other");
+  one(app.add_option("--group-by,--groupby", raw.group_by,
+                     "--pipe: lines with the same value in column N in a "
+                     "row are one record")
+          ->type_name("N"))
+      ->group("Records");
   one(app.add_option("--_parset", raw.parset,
                      "env_parallel's parset: output as shell code setting "
                      "variables")
@@ -421,6 +426,29 @@ std::string finish_replacement_strings(run_options& o, raw_values& raw) {
     o.perl_strings.emplace_back(
         tag, end == std::string::npos ? std::string{} : rpl.substr(end + 1));
   }
+  return {};
+}
+
+std::string finish_added_options(run_options& o, const raw_values& raw) {
+  if (!raw.group_by.empty()) {
+    auto n = parse_count(raw.group_by, 1, 1000000);
+    if (!n || !o.pipe || !o.pipe_file.empty())
+      return "--group-by " + raw.group_by +
+             ": poolrun groups --pipe input by a column number (--group-by "
+             "2); column names, perl expressions and --pipepart are not "
+             "supported";
+    o.group_by = *n;
+  }
+  if (!raw.parset.empty())
+    if (auto why = parse_parset(raw.parset, o); !why.empty())
+      return why;
+  if (!o.workdir.empty() && !o.sshlogins.empty())
+    return "--wd is not supported with remote slots (-S): cd in the "
+           "command ('cd DIR && ...')";
+  if (o.workdir.find('{') != std::string::npos)
+    return "--wd " + o.workdir +
+           ": replacement strings in --wd are not supported by poolrun; "
+           "cd in the command ('cd {//} && ...')";
   return {};
 }
 

@@ -13,6 +13,7 @@
 #include <caf/send.hpp>
 
 #include "console.hpp"
+#include "group_by.hpp"
 #include "perl_strings.hpp"
 #include "specs.hpp"
 #include "type_ids.hpp"
@@ -400,13 +401,23 @@ void feeder::run() {
       blocks.next_records(lines, header);
     else if (!opts_.header.empty()) // checked by the CLI
       blocks.next_matching(std::regex{opts_.header}, header);
+    // --group-by: whole groups of lines a block.
+    std::unique_ptr<group_blocks> groups;
+    if (opts_.group_by > 0)
+      groups = std::make_unique<group_blocks>(
+          blocks, opts_.group_by, opts_.colsep.empty() ? "\t" : opts_.colsep,
+          opts_.exact_args > 0 ? opts_.exact_args : opts_.max_args,
+          opts_.block_size);
+    auto next = [&](std::string& b) {
+      return groups ? groups->next(b) : blocks.next(b);
+    };
     std::string block;
     if (opts_.round_robin) {
       // --round-robin: the blocks dealt out to one command per slot (GNU
       // parallel streams them; here they are read first).
       std::vector<std::string> dealt(opts_.round_robin_jobs);
       size_t count = 0;
-      while (!stopped_ && !perl_ended && blocks.next(block)) {
+      while (!stopped_ && !perl_ended && next(block)) {
         if (opts_.remove_separators)
           remove_separators(block);
         if (!skip_block(block))
@@ -418,8 +429,7 @@ void feeder::run() {
         push(std::move(job));
       }
     }
-    while (!opts_.round_robin && !stopped_ && !perl_ended &&
-           blocks.next(block)) {
+    while (!opts_.round_robin && !stopped_ && !perl_ended && next(block)) {
       if (opts_.remove_separators)
         remove_separators(block);
       if (skip_block(block))

@@ -231,6 +231,9 @@ struct run_options {
   std::optional<uint32_t> retries;
   /// `--retries` with replacement strings (`{//}`): each job's count.
   std::string retries_template;
+  /// `--group-by N` (with --pipe): lines with the same value in column
+  /// N (--colsep, a tab by default) in a row are one record; 0: none.
+  size_t group_by = 0;
   /// `--retry-delay D`: wait D before the first retry, doubling up to 30 s
   /// (with jitter); 0 (the default, as GNU parallel) retries at once.
   caf::timespan retry_delay{0};

@@ -253,3 +253,30 @@ TEST_CASE("poolrun: --retries with a replacement string that is no count" *
   CHECK(run.err().find("--retries {} is 'x' for job 1: expected a whole "
                        "number") != std::string::npos);
 }
+
+TEST_CASE("GNU parallel vs poolrun: --pipe --group-by a column number" *
+          doctest::timeout(120)) {
+  std::string commas = "a\t,b\na,,b\nb,,a\nb,a,b\n";
+  check_same(ordered({"--pipe", "--group-by", "2", "--colsep", ",", "-kN1",
+                      "wc"},
+                     commas));
+  std::string spaces = "a\t b\na  b\nb  a\nb a b\n";
+  check_same(ordered({"--pipe", "--group-by", "2", "--colsep", " ", "-kN1",
+                      "wc"},
+                     spaces));
+  std::string tabs = "k1\t1\nk1\t2\nk2\t3\nk3\t4\nk3\t5\nk3\t6\nk4\t7\n";
+  check_same(ordered({"--pipe", "--groupby", "1", "-k", "-N2", "wc", "-l"},
+                     tabs));
+  check_same(ordered({"--pipe", "--group-by", "1", "-k", "wc", "-l"}, tabs));
+}
+
+TEST_CASE("poolrun: --group-by mistakes named" * doctest::timeout(60)) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"--pipe", "--group-by", "name", "wc"},
+           {"--group-by", "1", "echo", ":::", "a"}}) {
+    child_process run{poolrun_argv(args), "a\n"};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("poolrun groups --pipe input by a column number") !=
+          std::string::npos);
+  }
+}
