@@ -337,6 +337,18 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "row are one record")
           ->type_name("N"))
       ->group("Records");
+  app.add_flag("--semaphore", o.semaphore,
+               "run the command once a slot (-j, default 1) of the "
+               "semaphore --id is free, in the background")
+      ->group("Other");
+  one(app.add_option("--id", o.semaphore_id, "the semaphore's name")
+          ->type_name("ID"))
+      ->group("Other");
+  app.add_flag("--fg", o.semaphore_fg, "--semaphore in the foreground")
+      ->group("Other");
+  app.add_flag("--wait", o.semaphore_wait,
+               "--semaphore: wait for the semaphore's commands")
+      ->group("Other");
   one(app.add_option("--_parset", raw.parset,
                      "env_parallel's parset: output as shell code setting "
                      "variables")
@@ -429,29 +441,6 @@ std::string finish_replacement_strings(run_options& o, raw_values& raw) {
   return {};
 }
 
-std::string finish_added_options(run_options& o, const raw_values& raw) {
-  if (!raw.group_by.empty()) {
-    auto n = parse_count(raw.group_by, 1, 1000000);
-    if (!n || !o.pipe || !o.pipe_file.empty())
-      return "--group-by " + raw.group_by +
-             ": poolrun groups --pipe input by a column number (--group-by "
-             "2); column names, perl expressions and --pipepart are not "
-             "supported";
-    o.group_by = *n;
-  }
-  if (!raw.parset.empty())
-    if (auto why = parse_parset(raw.parset, o); !why.empty())
-      return why;
-  if (!o.workdir.empty() && !o.sshlogins.empty())
-    return "--wd is not supported with remote slots (-S): cd in the "
-           "command ('cd DIR && ...')";
-  if (o.workdir.find('{') != std::string::npos)
-    return "--wd " + o.workdir +
-           ": replacement strings in --wd are not supported by poolrun; "
-           "cd in the command ('cd {//} && ...')";
-  return {};
-}
-
 std::string refused_option_advice(std::string_view option) {
   // GNU parallel options poolrun leaves out, and what to use instead
   // (docs/poolrun.md, "Differences from GNU parallel").
@@ -461,7 +450,6 @@ std::string refused_option_advice(std::string_view option) {
       {"--onall", "run poolrun once per host with -S HOST"},
       {"--basefile", "copy the file first with --transferfile"},
       {"--bf", "copy the file first with --transferfile"},
-      {"--semaphore", "use flock(1) or sem from GNU parallel"},
       {"--sshdelay", "use --delay"},
       {"--fifo", "read the block from standard input (--pipe)"},
       {"--cat", "read the block from standard input (--pipe) or save it "

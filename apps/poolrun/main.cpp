@@ -28,6 +28,7 @@
 #include "run_setup.hpp"
 #include "runner.hpp"
 #include "secrets.hpp"
+#include "semaphore.hpp"
 #include "type_ids.hpp"
 
 namespace {
@@ -156,6 +157,13 @@ int main(int argc, char** argv) {
   if (opts.version) {
     std::fputs(poolrun::version_text().c_str(), stdout);
     return 0;
+  }
+  if (opts.semaphore) { // before any thread starts: it forks
+    std::string error;
+    auto status = poolrun::run_semaphore(
+        opts, opts.jobs.slots(std::max(1U, std::thread::hardware_concurrency())),
+        error);
+    return error.empty() ? status : fail(error);
   }
   // Before any thread starts: threads and commands inherit the niceness.
   if (opts.nice && ::setpriority(PRIO_PROCESS, 0, *opts.nice) != 0)

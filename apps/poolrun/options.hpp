@@ -234,6 +234,14 @@ struct run_options {
   /// `--group-by N` (with --pipe): lines with the same value in column
   /// N (--colsep, a tab by default) in a row are one record; 0: none.
   size_t group_by = 0;
+  /// `--semaphore` (GNU parallel's sem): the command once, when a slot
+  /// of the semaphore `--id` (-j slots, default 1) is free; in the
+  /// background unless `--fg`; `--wait`: wait for the semaphore's
+  /// commands instead.
+  bool semaphore = false;
+  std::string semaphore_id = "default";
+  bool semaphore_fg = false;
+  bool semaphore_wait = false;
   /// `--retry-delay D`: wait D before the first retry, doubling up to 30 s
   /// (with jitter); 0 (the default, as GNU parallel) retries at once.
   caf::timespan retry_delay{0};

@@ -304,7 +304,7 @@ TEST_CASE("GNU parallel vs poolrun: -l0 - -L0 - -e - --dnr and the other "
 TEST_CASE("options poolrun leaves out say what to use instead" *
           doctest::timeout(60)) {
   for (auto option : {"--tmux", "--memfree", "--load", "--basefile",
-                      "--semaphore", "--onall"}) {
+                      "--sqlmaster", "--onall"}) {
     CAPTURE(option);
     child_process run{poolrun_argv({option, "x", "echo", ":::", "a"}), "", ""};
     CHECK(run.exit_code(30s) == 255);

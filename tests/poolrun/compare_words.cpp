@@ -280,3 +280,38 @@ TEST_CASE("poolrun: --group-by mistakes named" * doctest::timeout(60)) {
           std::string::npos);
   }
 }
+
+TEST_CASE("GNU parallel vs poolrun as parallel: --semaphore, --fg and "
+          "--wait" *
+          doctest::timeout(120)) {
+  // Two slots: the third command starts when the first ends; --wait
+  // waits for all three. The same script with GNU parallel, then poolrun.
+  std::string script =
+      "s() { parallel --semaphore --id t -u -j2 \"$@\"; }\n"
+      "s 'echo a1; sleep 1.5; echo a3'; sleep 0.4\n"
+      "s 'echo b2; sleep 1.5; echo b5'; sleep 0.4\n"
+      "s 'echo c4; sleep 1.5; echo c6'\n"
+      "parallel --semaphore --id t --wait; echo done\n"
+      "parallel --semaphore --id t --fg 'echo fg; exit 3'; echo status $?\n";
+  temp_dir bin;
+  temp_dir home;
+  std::filesystem::create_symlink(POOLRUN_BINARY, bin / "parallel");
+  auto path = std::string{std::getenv("PATH")};
+  child_process theirs{{"bash", "-c", script}, "", "", {"HOME=" + home.path}};
+  CHECK(theirs.exit_code(60s) == 0);
+  child_process ours{{"bash", "-c", script}, "", "",
+                     {"HOME=" + home.path, "PATH=" + bin.path + ":" + path}};
+  CHECK(ours.exit_code(60s) == 0);
+  CHECK(ours.out() == theirs.out());
+  CHECK(ours.out() == "a1\nb2\na3\nc4\nb5\nc6\ndone\nfg\nstatus 3\n");
+}
+
+TEST_CASE("poolrun: --semaphore mistakes named" * doctest::timeout(60)) {
+  child_process args{poolrun_argv({"--semaphore", "echo", ":::", "a"})};
+  CHECK(args.exit_code(30s) == 255);
+  CHECK(args.err().find("--semaphore runs one command") != std::string::npos);
+  child_process wait{poolrun_argv({"--wait", "echo", ":::", "a"})};
+  CHECK(wait.exit_code(30s) == 255);
+  CHECK(wait.err().find("--fg and --wait go with --semaphore") !=
+        std::string::npos);
+}
