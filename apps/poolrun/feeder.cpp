@@ -2,9 +2,12 @@
 #include "feeder.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string_view>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -99,8 +102,21 @@ std::string results_dir_for(const std::string& base, const arguments& args,
     for (size_t i = 0; i < rec.size(); ++i)
       fields.emplace_back(i < names.size() ? names[i] : std::to_string(i + 1),
                           rec[i]);
-    std::stable_sort(fields.begin(), fields.end(),
-                     [](auto& a, auto& b) { return a.first < b.first; });
+    // As GNU parallel: by the names' numeric values (as Perl's <=>; a
+    // name that is no number counts 0), then by text.
+    auto number = [](const std::string& name) {
+      auto start = name.find_first_not_of(" \t");
+      bool numeric = start != std::string::npos &&
+                     (std::isdigit(static_cast<unsigned char>(name[start])) ||
+                      std::string_view{"+-."}.find(name[start]) !=
+                          std::string_view::npos);
+      return numeric ? std::strtod(name.c_str(), nullptr) : 0.0;
+    };
+    std::stable_sort(fields.begin(), fields.end(), [&](auto& a, auto& b) {
+      auto x = number(a.first);
+      auto y = number(b.first);
+      return x != y ? x < y : a.first < b.first;
+    });
     for (auto& [name, value] : fields)
       out += "/" + escape_for_dir(name) + "/" + escape_for_dir(value);
   }

@@ -315,3 +315,12 @@ TEST_CASE("poolrun: --semaphore mistakes named" * doctest::timeout(60)) {
   CHECK(wait.err().find("--fg and --wait go with --semaphore") !=
         std::string::npos);
 }
+
+TEST_CASE("GNU parallel vs poolrun: --results folders named by --header "
+          "go by the names' numbers first" *
+          doctest::timeout(120)) {
+  auto inv = sorted({"--header", ":", "--results", "res", "echo", ":::", "Col",
+                     "v", ":::", "10", "w", ":::", "9", "z", ":::", "b", "u"});
+  inv.files = {"res/"};
+  check_same(inv);
+}
