@@ -335,10 +335,8 @@ std::string finish(run_options& o, raw_values& raw) {
     o.sources = {once};
     o.no_args = true;
   }
-  if (raw.compress && !o.results.empty())
-    return "--compress with --results is not supported by poolrun: the "
-           "files would be written uncompressed; compress them afterwards "
-           "(zstd DIR/*/*/stdout)";
+  o.compress = raw.compress || !raw.compress_program.empty();
+  o.compress_program = raw.compress_program; // "": found by the reporter
   for (auto ext : {".csv", ".tsv"})
     if (o.results.size() > 4 &&
         o.results.compare(o.results.size() - std::strlen(ext), std::string::npos,

@@ -322,14 +322,16 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   // GNU parallel compresses its own buffer files; poolrun's spool is its
   // own business: the output is the same either way.
   app.add_flag("--compress", raw.compress,
-               "accepted: output spooled to disk stays uncompressed")
+               "--results files compressed (pzstd, zstd, ..., gzip: the "
+               "first found); other spooled output stays uncompressed")
       ->group("Other");
   one(app.add_option("--compress-program", raw.compress_program,
-                     "accepted (as --compress): the program is not run")
+                     "--compress with PRG (reads standard input, writes "
+                     "standard output)")
           ->type_name("PRG"))
       ->group("Other");
   one(app.add_option("--decompress-program", raw.decompress_program,
-                     "accepted (as --compress): the program is not run")
+                     "accepted; poolrun reads back nothing compressed")
           ->type_name("PRG"))
       ->group("Other");
   one(app.add_option("--group-by,--groupby", raw.group_by,

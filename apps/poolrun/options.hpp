@@ -234,6 +234,11 @@ struct run_options {
   /// `--group-by N` (with --pipe): lines with the same value in column
   /// N (--colsep, a tab by default) in a row are one record; 0: none.
   size_t group_by = 0;
+  /// `--compress` (or `--compress-program PRG`): with `--results`, the
+  /// stdout and stderr files are written through PRG (else the first of
+  /// GNU parallel's compressors found, see find_compress_program).
+  bool compress = false;
+  std::string compress_program;
   /// `--semaphore` (GNU parallel's sem): the command once, when a slot
   /// of the semaphore `--id` (-j slots, default 1) is free; in the
   /// background unless `--fg`; `--wait`: wait for the semaphore's

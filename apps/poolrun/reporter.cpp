@@ -77,7 +77,10 @@ void reporter::write_results(const pending_job& job, const job_result& res) {
     console::message("cannot write --results file '" + out_path +
                      "': " + std::strerror(errno));
   } else {
-    write_output(res, out_fd, err_fd, "");
+    if (opts_.compress)
+      write_compressed(res, out_fd, err_fd);
+    else
+      write_output(res, out_fd, err_fd, "");
     write_all(seq_fd, std::to_string(job.spec.seq));
   }
   for (auto fd : {out_fd, err_fd, seq_fd})

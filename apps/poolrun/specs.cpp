@@ -9,6 +9,8 @@
 #include <regex>
 #include <vector>
 
+#include <unistd.h>
+
 namespace poolrun {
 
 std::optional<uint64_t> parse_count(std::string_view text, uint64_t min,
@@ -270,6 +272,25 @@ std::string parse_parset(std::string_view text, run_options& o) {
                                 : run_options::parset_mode::array;
   o.parset_names = std::move(names);
   return {};
+}
+
+std::string find_compress_program() {
+  // GNU parallel's order (fastest first on many cores).
+  static const char* const programs[] = {
+      "pzstd", "lbzip2", "pbzip2", "zstd", "pixz", "lz4",  "pigz", "lzop",
+      "plzip", "lzip",   "gzip",   "lrz",  "pxz",  "bzip2", "lzma", "xz",
+      "clzip"};
+  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  for (auto program : programs)
+    for (size_t at = 0; at <= path.size();) {
+      auto end = std::min(path.find(':', at), path.size());
+      auto dir = path.substr(at, end - at);
+      if (::access(((dir.empty() ? "." : dir) + "/" + program).c_str(),
+                   X_OK) == 0)
+        return std::string{program} + " -c -1";
+      at = end + 1;
+    }
+  return "cat";
 }
 
 } // namespace poolrun

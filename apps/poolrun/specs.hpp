@@ -34,6 +34,10 @@ std::optional<halt_spec> parse_halt(std::string_view text, std::string& why);
 /// or ' ' between) into `o`; returns what is wrong, or "".
 std::string parse_parset(std::string_view text, run_options& o);
 
+/// --compress: the first of GNU parallel's compressors in $PATH (pzstd,
+/// lbzip2, ..., gzip, ...) with "-c -1", else "cat".
+std::string find_compress_program();
+
 /// GNU parallel's own error for a --halt value it refuses ("Error: --halt
 /// must have 'never', 'soon', or 'now'."), "" for one it takes: the
 /// words poolrun prints when invoked as `parallel`.

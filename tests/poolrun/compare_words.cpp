@@ -324,3 +324,18 @@ TEST_CASE("GNU parallel vs poolrun: --results folders named by --header "
   inv.files = {"res/"};
   check_same(inv);
 }
+
+TEST_CASE("GNU parallel vs poolrun: --results with --compress" *
+          doctest::timeout(120)) {
+  // The same compressor (the first of GNU parallel's list here), so the
+  // same bytes; "1" is not in a file as it is.
+  auto inv = sorted({"--results", "res", "--compress", "echo {}; echo e{} >&2",
+                     ":::", "1", "  ", "/"});
+  inv.files = {"res/"};
+  auto ours = check_same(inv);
+  CHECK(ours.files["res/"].find("stdout: 1\n") == std::string::npos);
+  auto gz = sorted({"--results", "res", "--compress-program", "cat", "echo",
+                    ":::", "x"});
+  gz.files = {"res/"};
+  CHECK(check_same(gz).files["res/"].find("stdout: x\n") != std::string::npos);
+}
