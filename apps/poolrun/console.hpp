@@ -23,6 +23,10 @@ void write_result(const job_result& res, const std::string& tag);
 /// "poolrun: <text>" on standard error. Thread-safe.
 void message(const std::string& text);
 
+/// The warning for a command killed at its --timeout deadline (GNU
+/// parallel's words when invoked as `parallel`). Thread-safe.
+void timed_out(const std::string& command);
+
 /// Names the program after `argv0`: invoked as `parallel` (a link of
 /// that name: the drop-in), its messages start with "parallel: ". Call
 /// before any thread starts.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -110,6 +111,22 @@ job_result run_local(executor& ex, const job_spec& spec,
   };
   auto launch = base_launch(ex, spec, slot);
   launch.env = job_environment(ex, spec, slot);
+  // Warned as it is killed, and after every earlier deadline's command
+  // (as GNU parallel: in start order, whichever worker wakes first).
+  std::pair<std::chrono::steady_clock::time_point, uint64_t> key{
+      std::chrono::steady_clock::now() + ex.timeout.value_or(caf::timespan{}),
+      spec.seq};
+  if (ex.timeout) {
+    std::lock_guard<std::mutex> guard{ex.deadlines_mtx};
+    ex.deadlines[key] = {plain_command, false};
+  }
+  launch.on_timeout = [&ex, &key](long) {
+    std::lock_guard<std::mutex> guard{ex.deadlines_mtx};
+    for (auto i = ex.deadlines.begin();
+         i != ex.deadlines.end() && i->first <= key; ++i)
+      if (!std::exchange(i->second.second, true))
+        console::timed_out(i->second.first);
+  };
   if (!ex.workdir.empty()) {
     std::string why;
     command = in_workdir(ex, spec.seq, command, why);
@@ -125,6 +142,10 @@ job_result run_local(executor& ex, const job_spec& spec,
   else
     launch.argv = {ex.shell, "-c", ex.env_prelude + "\n" + command};
   auto outcome = run_process(launch);
+  if (ex.timeout) {
+    std::lock_guard<std::mutex> guard{ex.deadlines_mtx};
+    ex.deadlines.erase(key);
+  }
   if (words && (outcome.spawn_error == ENOENT ||
                 outcome.spawn_error == EACCES)) {
     // Not found: the shell says so in its own words.
@@ -255,7 +276,8 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
   launch.argv = master.session(remote_wrapper(command, spec.seq, s.number));
   launch.strip_marker = true;
   auto* m = &master;
-  launch.on_timeout = [m](long pgid) {
+  launch.on_timeout = [m, &command](long pgid) {
+    console::timed_out(command);
     if (pgid <= 1)
       return;
     std::string out;

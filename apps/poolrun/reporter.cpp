@@ -128,14 +128,6 @@ void reporter::emit(uint64_t seq, const held& h) {
     }
   } else if (opts_.output == output_mode::group || h.dry)
     console::write_result(res, tag);
-  if (res.timed_out) {
-    if (console::gnu_words()) // as GNU parallel words it, in two lines
-      console::message("Warning: This job was killed because it timed out:\n" +
-                       console::prefix() + "Warning: " + res.command);
-    else
-      console::message("warning: killed at its deadline (--timeout): " +
-                       res.command);
-  }
   if (h.log)
     joblog_.write(seq, res);
 }

@@ -81,6 +81,8 @@ TEST_CASE("GNU parallel vs poolrun as parallel: the --timeout warning" *
   auto ours = check_words({"--timeout", "1", "sleep", ":::", "5"});
   CHECK(ours.status == 1);
   CHECK(ours.err.find("timed out") != std::string::npos);
+  // Two deadlines at once: warned in the order they pass (start order).
+  check_words({"--timeout", "1", "-j2", "sleep", ":::", "5", "6"});
   // A command of two lines: only the first is prefixed.
   check_words({"--timeout", "1", "sleep 5\necho x", ":::", "a"});
 }
