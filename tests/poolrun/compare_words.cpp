@@ -110,7 +110,7 @@ TEST_CASE("GNU parallel vs poolrun as parallel: -J profiles" *
   write_file(home / ".parallel/tagged", "# a comment\n--tagstring 'fo o'\n");
   write_file(home / ".parallel/keep", "-k -j2\n");
   std::vector<std::string> env{"HOME=" + home.path};
-  check_words({"-J", "tagged", "echo", ":::", "a", "b"}, "", env);
+  check_words({"-k", "-J", "tagged", "echo", ":::", "a", "b"}, "", env);
   check_words({"-J", "tagged", "-J", "keep", "echo", ":::", "a", "b", "c"},
               "", env);
   // The command line's own option wins over the profile's.
