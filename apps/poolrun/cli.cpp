@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_options.hpp"
+#include "console.hpp"
 #include "inputs.hpp"
 #include "secrets.hpp"
 #include "specs.hpp"
@@ -182,7 +183,9 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--env with remote hosts is not supported by poolrun: set the "
            "variable in the command (VAR=value cmd); local commands get "
            "the whole environment anyway";
-  if (!raw.retries.empty()) {
+  if (raw.retries.find('{') != std::string::npos) {
+    o.retries_template = raw.retries; // counted per job by the feeder
+  } else if (!raw.retries.empty()) {
     auto n = parse_count(raw.retries, 0, 1000000);
     if (!n)
       return bad("--retries", raw.retries, "a whole number (0: no end)");
@@ -214,6 +217,9 @@ std::string finish(run_options& o, raw_values& raw) {
   if (!raw.halt.empty()) {
     std::string why;
     auto halt = parse_halt(raw.halt, why);
+    auto gnu_why = gnu_halt_error(raw.halt);
+    if (!halt && console::gnu_words() && !gnu_why.empty())
+      return gnu_why;
     if (!halt)
       return "invalid value '" + raw.halt + "' for --halt: " + why;
     o.halt = *halt;
@@ -329,10 +335,8 @@ std::string finish(run_options& o, raw_values& raw) {
     o.sources = {once};
     o.no_args = true;
   }
-  if (raw.compress && !o.results.empty())
-    return "--compress with --results is not supported by poolrun: the "
-           "files would be written uncompressed; compress them afterwards "
-           "(zstd DIR/*/*/stdout)";
+  o.compress = raw.compress || !raw.compress_program.empty();
+  o.compress_program = raw.compress_program; // "": found by the reporter
   for (auto ext : {".csv", ".tsv"})
     if (o.results.size() > 4 &&
         o.results.compare(o.results.size() - std::strlen(ext), std::string::npos,
@@ -349,6 +353,8 @@ std::string finish(run_options& o, raw_values& raw) {
     return "--pipe must have a command to pipe into (e.g. 'cat')";
   if (o.pipe && (o.multi_context || o.multi_plain))
     return "--pipe cannot be combined with -X or -m";
+  if (auto why = finish_added_options(o, raw); !why.empty())
+    return why;
   if (o.multi_context && o.multi_plain)
     return "choose one of -X and -m";
   return {};
@@ -393,6 +399,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     result.error = err.what();
     return result;
   }
+  result.profiles = raw.profiles;
   auto rest = app.remaining();
   if (!rest.empty() && rest.front() == "--")
     rest.erase(rest.begin());
@@ -402,7 +409,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     auto advice = refused_option_advice(rest.front());
     if (advice.empty())
       advice = "unknown option '" + rest.front() + "'";
-    return {o, advice};
+    return {o, advice, raw.profiles};
   }
   o.command = std::move(rest);
   for (auto& file : raw.arg_files) {
@@ -414,7 +421,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   std::string error;
   auto sources = split_sources(tail, error);
   if (!error.empty())
-    return {o, error};
+    return {o, error, raw.profiles};
   for (auto& src : sources)
     o.sources.push_back(std::move(src));
   result.error = finish(o, raw);

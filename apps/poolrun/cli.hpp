@@ -14,6 +14,8 @@ struct parsed_command_line {
   run_options options;
   /// Empty when the command line is valid.
   std::string error;
+  /// -J/--profile names among the options (see profiles.hpp).
+  std::vector<std::string> profiles;
 };
 
 /// Parses poolrun's command line (`argv[0]` is skipped): options, then the

@@ -11,7 +11,9 @@ namespace poolrun {
 
 void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   auto one = [](CLI::Option* opt) {
-    return opt->allow_extra_args(false)->expected(1);
+    // Given twice ($PARALLEL or -J and the command line): the last wins.
+    return opt->allow_extra_args(false)->expected(1)->multi_option_policy(
+        CLI::MultiOptionPolicy::TakeLast);
   };
   // Counts take GNU parallel's prefixes too (-N 1k: 1000, -s 2K: 2048).
   auto count = [&one](CLI::Option* opt) {
@@ -175,6 +177,11 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--halt,--halt-on-error", raw.halt,
                      "stop early: soon|now,fail|success|done=N|N%")->type_name("WHEN,WHY=N"))
       ->group(running);
+  one(app.add_option("--workdir,--wd", o.workdir,
+                     "local commands run in DIR ('.': here; '...': a "
+                     "folder of their own, removed after)")
+          ->type_name("DIR"))
+      ->group(running);
   one(app.add_option("--process-slot-var", o.slot_var,
                      "each command gets NAME=its job slot - 1 in its "
                      "environment")
@@ -315,7 +322,45 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   // GNU parallel compresses its own buffer files; poolrun's spool is its
   // own business: the output is the same either way.
   app.add_flag("--compress", raw.compress,
-               "accepted: output spooled to disk stays uncompressed")
+               "--results files compressed (pzstd, zstd, ..., gzip: the "
+               "first found); other spooled output stays uncompressed")
+      ->group("Other");
+  one(app.add_option("--compress-program", raw.compress_program,
+                     "--compress with PRG (reads standard input, writes "
+                     "standard output)")
+          ->type_name("PRG"))
+      ->group("Other");
+  one(app.add_option("--decompress-program", raw.decompress_program,
+                     "accepted; poolrun reads back nothing compressed")
+          ->type_name("PRG"))
+      ->group("Other");
+  one(app.add_option("--group-by,--groupby", raw.group_by,
+                     "--pipe: lines with the same value in column N in a "
+                     "row are one record")
+          ->type_name("N"))
+      ->group("Records");
+  app.add_flag("--semaphore", o.semaphore,
+               "run the command once a slot (-j, default 1) of the "
+               "semaphore --id is free, in the background")
+      ->group("Other");
+  one(app.add_option("--id", o.semaphore_id, "the semaphore's name")
+          ->type_name("ID"))
+      ->group("Other");
+  app.add_flag("--fg", o.semaphore_fg, "--semaphore in the foreground")
+      ->group("Other");
+  app.add_flag("--wait", o.semaphore_wait,
+               "--semaphore: wait for the semaphore's commands")
+      ->group("Other");
+  one(app.add_option("--_parset", raw.parset,
+                     "env_parallel's parset: output as shell code setting "
+                     "variables")
+          ->type_name("var,NAME..."))
+      ->group("Other");
+  app.add_option("-J,--profile", raw.profiles,
+                 "options from the file NAME in ~/.parallel (./NAME, /NAME: "
+                 "that file); repeatable")
+      ->type_name("NAME")
+      ->allow_extra_args(false)
       ->group("Other");
 }
 
@@ -407,9 +452,6 @@ std::string refused_option_advice(std::string_view option) {
       {"--onall", "run poolrun once per host with -S HOST"},
       {"--basefile", "copy the file first with --transferfile"},
       {"--bf", "copy the file first with --transferfile"},
-      {"--workdir", "cd in the command ('cd DIR && ...')"},
-      {"--wd", "cd in the command ('cd DIR && ...')"},
-      {"--semaphore", "use flock(1) or sem from GNU parallel"},
       {"--sshdelay", "use --delay"},
       {"--fifo", "read the block from standard input (--pipe)"},
       {"--cat", "read the block from standard input (--pipe) or save it "

@@ -55,6 +55,14 @@ struct raw_values {
   bool ignored = false;
   bool pipepart = false;
   bool compress = false;
+  /// --compress-program, --decompress-program: accepted, unused.
+  std::string compress_program;
+  std::string decompress_program;
+  /// -J, --profile: read before the parse (see expand_profiles).
+  std::vector<std::string> profiles;
+  /// --_parset (see run_options::parset).
+  std::string parset;
+  std::string group_by;
   bool nonall = false;
 };
 
@@ -71,6 +79,10 @@ void spell_optional_values(std::vector<std::string>& head);
 /// -I and the like, --rpl, --plus and --tmpl into `o`; returns what is
 /// wrong, or "".
 std::string finish_replacement_strings(run_options& o, raw_values& raw);
+
+/// --group-by, --_parset and --wd checked into `o`; returns what is
+/// wrong, or "".
+std::string finish_added_options(run_options& o, const raw_values& raw);
 
 /// Declares every option of `app`, storing into `o` and `raw`.
 void define_options(CLI::App& app, run_options& o, raw_values& raw);

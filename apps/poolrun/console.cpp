@@ -99,6 +99,18 @@ void name_program(std::string_view argv0) {
     program_prefix = "parallel: ";
 }
 
+void timed_out(const std::string& command) {
+  if (gnu_words()) // as GNU parallel words it, in two lines
+    message("Warning: This job was killed because it timed out:\n" +
+            program_prefix + "Warning: " + command);
+  else
+    message("warning: killed at its deadline (--timeout): " + command);
+}
+
+bool gnu_words() {
+  return program_prefix == "parallel: ";
+}
+
 const std::string& prefix() {
   return program_prefix;
 }

@@ -23,6 +23,10 @@ void write_result(const job_result& res, const std::string& tag);
 /// "poolrun: <text>" on standard error. Thread-safe.
 void message(const std::string& text);
 
+/// The warning for a command killed at its --timeout deadline (GNU
+/// parallel's words when invoked as `parallel`). Thread-safe.
+void timed_out(const std::string& command);
+
 /// Names the program after `argv0`: invoked as `parallel` (a link of
 /// that name: the drop-in), its messages start with "parallel: ". Call
 /// before any thread starts.
@@ -30,6 +34,10 @@ void name_program(std::string_view argv0);
 
 /// "poolrun: " or "parallel: ", the start of each of poolrun's messages.
 const std::string& prefix();
+
+/// Whether poolrun was invoked as `parallel` (the drop-in): messages
+/// GNU parallel's test suite compares then use GNU parallel's words.
+bool gnu_words();
 
 /// Draws `text` as the progress line at the bottom of a terminal's
 /// standard error (replacing the one before). Thread-safe.

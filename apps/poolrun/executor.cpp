@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,8 +59,38 @@ launch_spec base_launch(executor& ex, const job_spec& spec, size_t slot) {
   return launch;
 }
 
+/// --wd: `command` run in the job's folder (made first) as GNU parallel
+/// runs it ("cd DIR || exit 255; COMMAND"); "..." is removed after, the
+/// command's exit status kept. On a folder that cannot be made, `why`.
+std::string in_workdir(const executor& ex, uint64_t seq,
+                       const std::string& command, std::string& why) {
+  auto dir = ex.workdir;
+  if (dir == ".") {
+    std::error_code ec;
+    dir = std::filesystem::current_path(ec).string();
+  } else if (dir == "...") {
+    char host[256] = "";
+    ::gethostname(host, sizeof host - 1);
+    auto home = std::getenv("HOME");
+    dir = std::string{home != nullptr ? home : ""} + "/.parallel/tmp/" + host +
+          "-" + ex.pid_text + "-" + std::to_string(seq);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    why = "--wd: cannot make the folder '" + dir + "': " + ec.message();
+    return {};
+  }
+  auto wrapped = "cd " + shell_quote(dir) + " || exit 255; " + command;
+  if (ex.workdir == "...")
+    wrapped += "\n_poolrun_status=$?; rm -rf " + shell_quote(dir) +
+               "; exit $_poolrun_status";
+  return wrapped;
+}
+
 job_result run_local(executor& ex, const job_spec& spec,
-                     const std::string& command, size_t slot) {
+                     const std::string& plain_command, size_t slot) {
+  auto command = plain_command;
   // --tmpl: the job's files, written first (removed with --cleanup).
   std::vector<std::string> written;
   for (size_t i = 0; i < spec.template_names.size(); ++i) {
@@ -78,6 +111,28 @@ job_result run_local(executor& ex, const job_spec& spec,
   };
   auto launch = base_launch(ex, spec, slot);
   launch.env = job_environment(ex, spec, slot);
+  // Warned as it is killed, and after every earlier deadline's command
+  // (as GNU parallel: in start order, whichever worker wakes first).
+  std::pair<std::chrono::steady_clock::time_point, uint64_t> key{
+      std::chrono::steady_clock::now() + ex.timeout.value_or(caf::timespan{}),
+      spec.seq};
+  if (ex.timeout) {
+    std::lock_guard<std::mutex> guard{ex.deadlines_mtx};
+    ex.deadlines[key] = {plain_command, false};
+  }
+  launch.on_timeout = [&ex, &key](long) {
+    std::lock_guard<std::mutex> guard{ex.deadlines_mtx};
+    for (auto i = ex.deadlines.begin();
+         i != ex.deadlines.end() && i->first <= key; ++i)
+      if (!std::exchange(i->second.second, true))
+        console::timed_out(i->second.first);
+  };
+  if (!ex.workdir.empty()) {
+    std::string why;
+    command = in_workdir(ex, spec.seq, command, why);
+    if (!why.empty())
+      return cannot_start(job_result{}, why);
+  }
   // $PARALLEL_ENV's code runs first, so the shell always runs then.
   auto words = ex.env_prelude.empty() ? simple_command(command) : std::nullopt;
   if (words)
@@ -87,6 +142,10 @@ job_result run_local(executor& ex, const job_spec& spec,
   else
     launch.argv = {ex.shell, "-c", ex.env_prelude + "\n" + command};
   auto outcome = run_process(launch);
+  if (ex.timeout) {
+    std::lock_guard<std::mutex> guard{ex.deadlines_mtx};
+    ex.deadlines.erase(key);
+  }
   if (words && (outcome.spawn_error == ENOENT ||
                 outcome.spawn_error == EACCES)) {
     // Not found: the shell says so in its own words.
@@ -217,7 +276,8 @@ job_result run_remote(executor& ex, slot& s, const job_spec& spec,
   launch.argv = master.session(remote_wrapper(command, spec.seq, s.number));
   launch.strip_marker = true;
   auto* m = &master;
-  launch.on_timeout = [m](long pgid) {
+  launch.on_timeout = [m, &command](long pgid) {
+    console::timed_out(command);
     if (pgid <= 1)
       return;
     std::string out;
@@ -269,8 +329,10 @@ slot_affinity make_affinity(executor& ex) {
   return slot_affinity{ex.slots ? n % ex.slots->size() + 1 : 1};
 }
 
-caf::expected<job_result> execute(executor& ex, slot_affinity& me,
-                                  const job_spec& spec) {
+namespace {
+
+caf::expected<job_result> execute_once(executor& ex, slot_affinity& me,
+                                       const job_spec& spec) {
   if (!attempt_begins()) {
     // poolrun stops: this attempt never starts (the pool is gone by now).
     job_result res;
@@ -292,7 +354,7 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
   }
   bool reconnected = false;
   for (;;) {
-    auto s = ex.slots->acquire(me.preferred, avoid);
+    auto s = ex.slots->acquire(me.preferred, avoid, spec.seq);
     if (s == nullptr) {
       job_result res;
       res.command = fill_slot(spec.command, 0);
@@ -344,6 +406,20 @@ caf::expected<job_result> execute(executor& ex, slot_affinity& me,
       return failure_of(std::move(res));
     return res;
   }
+}
+
+} // namespace
+
+caf::expected<job_result> execute(executor& ex, slot_affinity& me,
+                                  const job_spec& spec) {
+  // --retries {...}: this job's own count, its attempts run here at once
+  // (the pool's policy counts one).
+  auto result = execute_once(ex, me, spec);
+  for (uint32_t attempt = 1; attempt < spec.attempts && !result &&
+                             result.error() != poolrun_errc::not_started;
+       ++attempt)
+    result = execute_once(ex, me, spec);
+  return result;
 }
 
 } // namespace poolrun

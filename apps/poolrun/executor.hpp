@@ -7,6 +7,7 @@
 #include <functional>
 #include <cstddef>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -44,6 +45,14 @@ struct executor {
   /// --pipepart and --tee: a command need not read its whole block (as
   /// GNU parallel's `tee --output-error=warn-nopipe`).
   bool pipepart = false;
+  /// --timeout: running local commands by deadline (and seq), each with
+  /// whether its warning is out (see run_local).
+  std::mutex deadlines_mtx;
+  std::map<std::pair<std::chrono::steady_clock::time_point, uint64_t>,
+           std::pair<std::string, bool>>
+      deadlines;
+  /// `--wd` (see run_options::workdir).
+  std::string workdir;
   /// `--process-slot-var NAME`: "NAME=" (empty: none).
   std::string slot_var;
   /// --delay: at least this between two starts; `next_start` under

@@ -2,9 +2,12 @@
 #include "feeder.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string_view>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,7 +15,10 @@
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
+#include "console.hpp"
+#include "group_by.hpp"
 #include "perl_strings.hpp"
+#include "specs.hpp"
 #include "type_ids.hpp"
 
 namespace poolrun {
@@ -96,8 +102,21 @@ std::string results_dir_for(const std::string& base, const arguments& args,
     for (size_t i = 0; i < rec.size(); ++i)
       fields.emplace_back(i < names.size() ? names[i] : std::to_string(i + 1),
                           rec[i]);
-    std::stable_sort(fields.begin(), fields.end(),
-                     [](auto& a, auto& b) { return a.first < b.first; });
+    // As GNU parallel: by the names' numeric values (as Perl's <=>; a
+    // name that is no number counts 0), then by text.
+    auto number = [](const std::string& name) {
+      auto start = name.find_first_not_of(" \t");
+      bool numeric = start != std::string::npos &&
+                     (std::isdigit(static_cast<unsigned char>(name[start])) ||
+                      std::string_view{"+-."}.find(name[start]) !=
+                          std::string_view::npos);
+      return numeric ? std::strtod(name.c_str(), nullptr) : 0.0;
+    };
+    std::stable_sort(fields.begin(), fields.end(), [&](auto& a, auto& b) {
+      auto x = number(a.first);
+      auto y = number(b.first);
+      return x != y ? x < y : a.first < b.first;
+    });
     for (auto& [name, value] : fields)
       out += "/" + escape_for_dir(name) + "/" + escape_for_dir(value);
   }
@@ -116,6 +135,8 @@ feeder::feeder(run_options opts, std::unique_ptr<job_inputs> inputs,
       tagstring_(opts_.tagstring, false, opts_.replace_strings,
                  opts_.header_names, perl_),
       results_(opts_.results, false, {}, {}, perl_),
+      retries_(opts_.retries_template, false, opts_.replace_strings,
+               opts_.header_names, perl_),
       window_(window),
       low_water_(low_water) {
   results_templated_ = results_.has_replacements();
@@ -169,6 +190,22 @@ void feeder::stop() {
 
 pending_job feeder::make_job(const arguments& args, uint64_t seq,
                              bool bad) const {
+  if (bad && console::gnu_words()) {
+    // Invoked as parallel: GNU parallel's way, each NUL byte becomes the
+    // two characters \0 (docs/poolrun.md, "NUL bytes").
+    auto& p = console::prefix();
+    console::message("Warning: A NUL character in the input was replaced "
+                     "with \\0.\n" + p + "Warning: NUL cannot be passed "
+                     "through in the argument list.\n" + p +
+                     "Warning: Did you mean to use the --null option?");
+    auto replaced = args;
+    for (auto& rec : replaced)
+      for (auto& value : rec)
+        for (auto at = value.find('\0'); at != std::string::npos;
+             at = value.find('\0', at + 2))
+          value.replace(at, 1, "\\0");
+    return make_job(replaced, seq, false);
+  }
   pending_job job;
   job.spec.seq = seq;
   if (bad) {
@@ -194,6 +231,18 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     job.spec.command.clear();
     return job;
   }
+  if (!opts_.retries_template.empty()) {
+    auto text = retries_.expand(args, seq, false);
+    auto n = parse_count(text, 0, 1000000);
+    if (!n) {
+      job.error = "--retries " + opts_.retries_template + " is '" + text +
+                  "' for job " + std::to_string(seq) +
+                  ": expected a whole number (0: no end); not run";
+      job.spec.command.clear();
+      return job;
+    }
+    job.spec.attempts = *n == 0 ? 1000000000u : static_cast<uint32_t>(*n);
+  }
   if (opts_.tag || !opts_.tagstring.empty()) {
     // (A --tagstring without replacement strings is the tag as it is.)
     job.tag = opts_.tagstring.empty() ? join_arguments(args)
@@ -204,8 +253,8 @@ pending_job feeder::make_job(const arguments& args, uint64_t seq,
     if (opts_.output == output_mode::line_buffer)
       job.spec.tag = job.tag;
   }
-  if (results_json(opts_)) {
-    for (auto& rec : args) // one JSON line per job, by the reporter
+  if (results_json(opts_) || opts_.parset == run_options::parset_mode::assoc) {
+    for (auto& rec : args) // a JSON line or parset's key, by the reporter
       job.values.insert(job.values.end(), rec.begin(), rec.end());
   } else if (!opts_.results.empty()) {
     if (results_templated_) {
@@ -319,7 +368,10 @@ void feeder::run() {
       std::lock_guard<std::mutex> guard{mtx_};
       outstanding = outstanding_;
     }
-    if (batch_.size() >= batch_limit || outstanding < low_water_)
+    // --tee: every command at once (as GNU parallel's tee feeds them),
+    // so all go to the runner together.
+    if (!opts_.tee &&
+        (batch_.size() >= batch_limit || outstanding < low_water_))
       flush(true);
   };
   auto hook = [this] { flush(true); };
@@ -365,13 +417,23 @@ void feeder::run() {
       blocks.next_records(lines, header);
     else if (!opts_.header.empty()) // checked by the CLI
       blocks.next_matching(std::regex{opts_.header}, header);
+    // --group-by: whole groups of lines a block.
+    std::unique_ptr<group_blocks> groups;
+    if (opts_.group_by > 0)
+      groups = std::make_unique<group_blocks>(
+          blocks, opts_.group_by, opts_.colsep.empty() ? "\t" : opts_.colsep,
+          opts_.exact_args > 0 ? opts_.exact_args : opts_.max_args,
+          opts_.block_size);
+    auto next = [&](std::string& b) {
+      return groups ? groups->next(b) : blocks.next(b);
+    };
     std::string block;
     if (opts_.round_robin) {
       // --round-robin: the blocks dealt out to one command per slot (GNU
       // parallel streams them; here they are read first).
       std::vector<std::string> dealt(opts_.round_robin_jobs);
       size_t count = 0;
-      while (!stopped_ && !perl_ended && blocks.next(block)) {
+      while (!stopped_ && !perl_ended && next(block)) {
         if (opts_.remove_separators)
           remove_separators(block);
         if (!skip_block(block))
@@ -383,8 +445,7 @@ void feeder::run() {
         push(std::move(job));
       }
     }
-    while (!opts_.round_robin && !stopped_ && !perl_ended &&
-           blocks.next(block)) {
+    while (!opts_.round_robin && !stopped_ && !perl_ended && next(block)) {
       if (opts_.remove_separators)
         remove_separators(block);
       if (skip_block(block))

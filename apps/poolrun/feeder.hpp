@@ -106,6 +106,7 @@ private:
   bool quote_values_ = true;
   command_template tagstring_;
   command_template results_;
+  command_template retries_;
   bool results_templated_ = false;
   std::vector<command_template> transfers_;
   std::vector<command_template> returns_;

@@ -2,6 +2,9 @@
 #include "inputs.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "console.hpp"
 
 namespace poolrun {
 
@@ -347,6 +350,7 @@ pipe_blocks::pipe_blocks(record_reader& in, pipe_cut how)
       lines_per_record_(how.lines_per_record),
       recend_(std::move(how.recend)),
       boundary_(recend_ + how.recstart),
+      recstart_size_(how.regexp ? 1 : how.recstart.size()),
       records_(how.records),
       in_place_(how.in_place) {
   if (how.regexp) // checked by the CLI
@@ -429,6 +433,16 @@ bool pipe_blocks::next_matching(const std::regex& pattern, std::string& out) {
   return true;
 }
 
+void pipe_blocks::grow_block(size_t needed) {
+  constexpr size_t two_gb = (size_t{1} << 31) - 1; // GNU parallel's cap
+  for (auto old = block_; block_ < needed && block_ < two_gb; old = block_) {
+    block_ = std::min(two_gb, static_cast<size_t>(std::ceil(1.3 * old + 1)));
+    auto sizes = std::to_string(old) + ". Increasing to --blocksize ";
+    console::message("Warning: A record was longer than " + sizes +
+                     std::to_string(block_) + ".");
+  }
+}
+
 bool pipe_blocks::next(std::string& out) {
   std::string more;
   for (;;) {
@@ -447,16 +461,24 @@ bool pipe_blocks::next(std::string& out) {
       if (found == records_)
         cut = pos;
     } else if (in_place_) {
-      // --pipepart: at least the block, up to the first record end at or
-      // after its end.
+      // --pipepart: at least the block, up to the next record end.
       if (carry_.size() > block_)
         cut = next_cut(block_);
     } else if (carry_.size() >= block_ || eof_) {
       // The last record end within the block; else (a record longer than
       // the block) the first one after.
       cut = last_cut(std::min(block_, carry_.size()));
-      if (cut == std::string::npos)
-        cut = next_cut(0);
+      if (cut == std::string::npos) {
+        // A record longer than the block: it grows as GNU parallel's does
+        // (for good), and is cut as if it had been that big.
+        auto first = next_cut(0);
+        grow_block(first != std::string::npos ? first + recstart_size_
+                                              : carry_.size() + 1);
+        if (first != std::string::npos && (carry_.size() >= block_ || eof_)) {
+          auto last = last_cut(std::min(block_, carry_.size()));
+          cut = last == std::string::npos ? first : last;
+        }
+      }
     }
     if (cut == std::string::npos && eof_) {
       if (carry_.empty())

@@ -172,6 +172,7 @@ private:
   std::string recend_;
   /// `recend_ + recstart`: what a cut falls in (after `recend_`).
   std::string boundary_;
+  size_t recstart_size_;
   /// --regexp: matches a record end followed by a record start; the cut
   /// is at the end of the match (the start is a lookahead).
   std::optional<std::regex> boundary_re_;
@@ -181,6 +182,9 @@ private:
   size_t next_cut(size_t from) const;
   /// ... after the last boundary that ends a block of at most `limit`.
   size_t last_cut(size_t limit) const;
+  /// Grows the block as GNU parallel does (by 1.3 and one, a warning
+  /// each time) until it holds `needed` bytes.
+  void grow_block(size_t needed);
   size_t records_;
   bool in_place_;
   std::string carry_;

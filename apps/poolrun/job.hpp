@@ -32,13 +32,16 @@ struct job_spec {
   /// as `slot_mark`s in names and contents), and their contents.
   std::vector<std::string> template_names;
   std::vector<std::string> template_contents;
+  /// `--retries` with replacement strings: attempts for this job, run by
+  /// its worker (0: the run's --retries, run by the pool).
+  uint32_t attempts = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
   return f(caf::meta::type_name("poolrun::job_spec"), x.seq, x.command,
            x.input, x.transfer, x.returns, x.tag, x.template_names,
-           x.template_contents);
+           x.template_contents, x.attempts);
 }
 
 /// A result's hold on memory and spool files: the bytes of output it keeps

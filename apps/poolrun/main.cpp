@@ -24,9 +24,11 @@
 #include "console.hpp"
 #include "enqueue.hpp"
 #include "process.hpp"
+#include "profiles.hpp"
 #include "run_setup.hpp"
 #include "runner.hpp"
 #include "secrets.hpp"
+#include "semaphore.hpp"
 #include "type_ids.hpp"
 
 namespace {
@@ -124,13 +126,29 @@ int main(int argc, char** argv) {
   // $PARALLEL holds default options, as for GNU parallel.
   auto words =
       poolrun::with_environment_options(argc, argv, std::getenv("PARALLEL"));
-  std::vector<const char*> args;
-  for (auto& word : words)
-    args.push_back(word.c_str());
-  auto parsed =
-      poolrun::parse_command_line(static_cast<int>(args.size()), args.data());
+  auto parse = [&words] {
+    std::vector<const char*> args;
+    for (auto& word : words)
+      args.push_back(word.c_str());
+    return poolrun::parse_command_line(static_cast<int>(args.size()),
+                                       args.data());
+  };
+  auto parsed = parse();
+  if (!parsed.profiles.empty()) {
+    // -J: the profiles' options go first (then $PARALLEL's, then the
+    // command line's), as in GNU parallel: a later one wins.
+    std::string error;
+    auto extra = poolrun::profile_words(parsed.profiles, error);
+    if (!error.empty())
+      return fail(error);
+    words.insert(words.begin() + 1, extra.begin(), extra.end());
+    parsed = parse();
+  }
   if (!parsed.error.empty())
-    return fail(parsed.error + " (see poolrun --help)");
+    // GNU parallel's own words (invoked as `parallel`) stand alone.
+    return fail(parsed.error.rfind("Error: ", 0) == 0
+                    ? parsed.error
+                    : parsed.error + " (see poolrun --help)");
   auto& opts = parsed.options;
   if (opts.help) {
     std::fputs(poolrun::usage().c_str(), stdout);
@@ -139,6 +157,13 @@ int main(int argc, char** argv) {
   if (opts.version) {
     std::fputs(poolrun::version_text().c_str(), stdout);
     return 0;
+  }
+  if (opts.semaphore) { // before any thread starts: it forks
+    std::string error;
+    auto status = poolrun::run_semaphore(
+        opts, opts.jobs.slots(std::max(1U, std::thread::hardware_concurrency())),
+        error);
+    return error.empty() ? status : fail(error);
   }
   // Before any thread starts: threads and commands inherit the niceness.
   if (opts.nice && ::setpriority(PRIO_PROCESS, 0, *opts.nice) != 0)
@@ -184,6 +209,11 @@ int main(int argc, char** argv) {
                      poolrun::console::prefix().c_str(), http->url().c_str());
       }
     }
+    // --_parset: an array's opening (each job's output follows it).
+    auto parset = opts.parset;
+    using parset_mode = poolrun::run_options::parset_mode;
+    if (parset == parset_mode::array || parset == parset_mode::assoc)
+      poolrun::console::write(1, opts.parset_names.front() + "=(");
     auto exit_status = std::make_shared<std::promise<int>>();
     auto result = exit_status->get_future();
     poolrun::runner_config rcfg;
@@ -201,6 +231,10 @@ int main(int argc, char** argv) {
                         setup.slots};
     runner = nullptr;
     status = result.get();
+    if (parset != parset_mode::none) // the shell code ends with the status
+      poolrun::console::write(
+          1, std::string{parset == parset_mode::vars ? "" : ")\n"} +
+                 "\nreturn " + std::to_string(status));
     unsigned char stop = 0;
     [[maybe_unused]] auto n = ::write(signal_pipe[1], &stop, 1);
     watcher.join();

@@ -188,6 +188,15 @@ struct run_options {
   /// `--process-slot-var NAME`: NAME=`{%}` - 1 in each command's
   /// environment (as xargs -P).
   std::string slot_var;
+  /// `--wd DIR` (local commands): each runs in DIR, made if need be;
+  /// "." the current folder, "..." a folder of its own under
+  /// ~/.parallel/tmp, removed after it.
+  std::string workdir;
+  /// `--_parset var,NAME...` / `assoc,NAME` (env_parallel's parset):
+  /// each job's standard output (in order, -k) as shell code setting
+  /// the variables NAME..., the array NAME or the associative array NAME.
+  enum class parset_mode { none, vars, array, assoc } parset = parset_mode::none;
+  std::vector<std::string> parset_names;
   /// `-v`: each command printed before its output; `-t`: on standard
   /// error as it starts.
   bool print_command = false;
@@ -220,6 +229,24 @@ struct run_options {
   /// `--retries N`: attempts in total (GNU parallel: 0 = without end);
   /// nothing = one attempt.
   std::optional<uint32_t> retries;
+  /// `--retries` with replacement strings (`{//}`): each job's count.
+  std::string retries_template;
+  /// `--group-by N` (with --pipe): lines with the same value in column
+  /// N (--colsep, a tab by default) in a row are one record; 0: none.
+  size_t group_by = 0;
+  /// `--compress` (or `--compress-program PRG`): with `--results`, the
+  /// stdout and stderr files are written through PRG (else the first of
+  /// GNU parallel's compressors found, see find_compress_program).
+  bool compress = false;
+  std::string compress_program;
+  /// `--semaphore` (GNU parallel's sem): the command once, when a slot
+  /// of the semaphore `--id` (-j slots, default 1) is free; in the
+  /// background unless `--fg`; `--wait`: wait for the semaphore's
+  /// commands instead.
+  bool semaphore = false;
+  std::string semaphore_id = "default";
+  bool semaphore_fg = false;
+  bool semaphore_wait = false;
   /// `--retry-delay D`: wait D before the first retry, doubling up to 30 s
   /// (with jitter); 0 (the default, as GNU parallel) retries at once.
   caf::timespan retry_delay{0};

@@ -77,7 +77,10 @@ void reporter::write_results(const pending_job& job, const job_result& res) {
     console::message("cannot write --results file '" + out_path +
                      "': " + std::strerror(errno));
   } else {
-    write_output(res, out_fd, err_fd, "");
+    if (opts_.compress)
+      write_compressed(res, out_fd, err_fd);
+    else
+      write_output(res, out_fd, err_fd, "");
     write_all(seq_fd, std::to_string(job.spec.seq));
   }
   for (auto fd : {out_fd, err_fd, seq_fd})
@@ -99,6 +102,12 @@ void reporter::emit(uint64_t seq, const held& h) {
   // -v: the command is the first line of the job's standard output,
   // tagged as it is, in the file with --files (as GNU parallel).
   bool print_command = opts_.print_command && !h.dry;
+  if (opts_.parset != run_options::parset_mode::none && !h.dry) {
+    write_parset(h, tag, print_command);
+    if (h.log)
+      joblog_.write(seq, res);
+    return;
+  }
   if (print_command && !opts_.files)
     console::write_lines(1, tag, res.command + "\n");
   if (opts_.files && !h.dry) {
@@ -119,9 +128,6 @@ void reporter::emit(uint64_t seq, const held& h) {
     }
   } else if (opts_.output == output_mode::group || h.dry)
     console::write_result(res, tag);
-  if (res.timed_out)
-    console::message("warning: killed at its deadline (--timeout): " +
-                     res.command);
   if (h.log)
     joblog_.write(seq, res);
 }

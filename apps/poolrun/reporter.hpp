@@ -45,7 +45,13 @@ private:
   };
 
   void emit(uint64_t seq, const held& h);
+  /// --_parset: the job's standard output as shell code (reporter_json.cpp).
+  void write_parset(const held& h, const std::string& tag, bool command);
   void write_results(const pending_job& job, const job_result& res);
+  /// --results --compress: the output through the compressor into the
+  /// files (reporter_json.cpp).
+  void write_compressed(const job_result& res, int out_fd, int err_fd);
+  std::string compressor_;
   /// `--results X.json`: the job's line (reporter_json.cpp).
   void write_json(uint64_t seq, const held& h);
 
@@ -55,6 +61,8 @@ private:
   std::map<uint64_t, held> held_;
   /// `--results X.json`: where the lines go (-1: not opened yet).
   int json_fd_ = -1;
+  /// --_parset var,...: the next variable to set.
+  size_t next_parset_ = 0;
 };
 
 } // namespace poolrun

@@ -7,11 +7,15 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "console.hpp"
 #include "process.hpp"
+#include "shell.hpp"
+#include "specs.hpp"
 
 namespace poolrun {
 
@@ -93,6 +97,69 @@ void reporter::write_json(uint64_t seq, const held& h) {
   line += " ], \"Stdout\": " + json_string(out) +
           ", \"Stderr\": " + json_string(err) + " }\n";
   write_all(json_fd_, line);
+}
+
+void reporter::write_parset(const held& h, const std::string& tag,
+                            bool command) {
+  // As GNU parallel: the standard output (with -v's line) less its last
+  // newline, quoted; standard error as usual.
+  auto& res = *h.res;
+  auto out_fd = ::memfd_create("poolrun-parset", MFD_CLOEXEC);
+  std::string out = command ? tag + res.command + "\n" : std::string{};
+  if (out_fd >= 0 && write_output(res, out_fd, STDERR_FILENO, tag))
+    out += read_back(out_fd);
+  if (out_fd >= 0)
+    ::close(out_fd);
+  if (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  std::string code;
+  if (opts_.parset == run_options::parset_mode::vars) {
+    if (next_parset_ == opts_.parset_names.size()) {
+      console::message("--_parset: more jobs than variables; the output "
+                       "of the job '" + res.command + "' is left out");
+      return;
+    }
+    code = opts_.parset_names[next_parset_++] + "=";
+  } else if (opts_.parset == run_options::parset_mode::assoc) {
+    std::string key;
+    for (auto& v : h.values)
+      key += (key.empty() ? "" : " ") + v;
+    code = "[" + shell_quote(key) + "]=";
+  }
+  console::write(1, code + shell_quote(out) + "\n");
+}
+
+void reporter::write_compressed(const job_result& res, int out_fd,
+                                int err_fd) {
+  if (compressor_.empty())
+    compressor_ = opts_.compress_program.empty() ? find_compress_program()
+                                                 : opts_.compress_program;
+  // One compressor per file, each reading its pipe (so neither blocks).
+  int pipes[2][2];
+  pid_t pids[2] = {-1, -1};
+  int files[2] = {out_fd, err_fd};
+  for (int i = 0; i < 2; ++i) {
+    if (::pipe2(pipes[i], O_CLOEXEC) != 0)
+      return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, pipes[i][0], 0);
+    posix_spawn_file_actions_adddup2(&actions, files[i], 1);
+    const char* argv[] = {"/bin/sh", "-c", compressor_.c_str(), nullptr};
+    if (::posix_spawn(&pids[i], "/bin/sh", &actions, nullptr,
+                      const_cast<char* const*>(argv), environ) != 0)
+      pids[i] = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(pipes[i][0]);
+  }
+  write_output(res, pipes[0][1], pipes[1][1], "");
+  for (int i = 0; i < 2; ++i) {
+    ::close(pipes[i][1]);
+    int status = 0;
+    if (pids[i] > 0 && ::waitpid(pids[i], &status, 0) > 0 &&
+        !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      console::message("--compress: '" + compressor_ + "' failed");
+  }
 }
 
 } // namespace poolrun

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -241,6 +242,14 @@ std::string run_setup::prepare(run_options& opts) {
   if (!opts.slot_var.empty())
     exec->slot_var = opts.slot_var + "=";
   exec->delay = opts.delay;
+  exec->workdir = opts.workdir;
+  if (opts.tee && slots)
+    slots->number_by_seq();
+  std::error_code no_dir;
+  if (opts.workdir != "." && opts.workdir != "..." && !opts.workdir.empty() &&
+      !std::filesystem::create_directories(opts.workdir, no_dir) && no_dir)
+    return "--wd: cannot make the folder '" + opts.workdir +
+           "': " + no_dir.message();
   exec->pid_text = std::to_string(::getpid());
   exec->line_sink = [](int stream, const std::string& tag,
                        std::string_view lines) {

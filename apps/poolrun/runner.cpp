@@ -258,6 +258,8 @@ void runner_state::submit(pending_job job) {
     console::write(2, job.spec.command + "\n");
   auto& entry = running_[seq];
   entry.job = std::move(job);
+  if (cfg_.slots && !journaled())
+    cfg_.slots->announce(seq); // {%} by start order
   if (journaled()) {
     submit_journaled(seq);
     return;
@@ -281,6 +283,8 @@ void runner_state::outcome(uint64_t seq, std::optional<job_result> res,
   auto i = running_.find(seq);
   if (i == running_.end())
     return;
+  if (cfg_.slots)
+    cfg_.slots->forget(seq);
   if (ending_) {
     // Parked when the run stopped; the pool ended it unstarted.
     running_.erase(i);

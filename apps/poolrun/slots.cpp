@@ -155,11 +155,42 @@ slot_table::~slot_table() {
   close();
 }
 
-slot* slot_table::acquire(size_t preferred, const std::vector<size_t>& avoid) {
+void slot_table::announce(uint64_t seq) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!remote_)
+    announced_.insert(seq);
+}
+
+void slot_table::forget(uint64_t seq) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (announced_.erase(seq) == 0)
+      return;
+  }
+  cv_.notify_all();
+}
+
+slot* slot_table::acquire(size_t preferred, const std::vector<size_t>& avoid,
+                          uint64_t seq) {
   auto avoided = [&](const slot& s) {
     return std::find(avoid.begin(), avoid.end(), s.host) != avoid.end();
   };
   std::unique_lock<std::mutex> guard{mtx_};
+  if (announced_.count(seq) > 0) {
+    // Earlier jobs first; one that does not come in time is passed by
+    // (it may never start: a run that stops).
+    auto until = std::chrono::steady_clock::now() + turn_wait;
+    while (*announced_.begin() != seq &&
+           cv_.wait_until(guard, until) != std::cv_status::timeout) {
+    }
+    announced_.erase(seq);
+    cv_.notify_all();
+  }
+  if (by_seq_ && !remote_ && seq >= 1 && seq <= slots_.size() &&
+      !slots_[seq - 1].busy) {
+    slots_[seq - 1].busy = true;
+    return &slots_[seq - 1];
+  }
   for (;;) {
     // A host the job has not failed on is worth waiting for; the others
     // only when there is none (GNU parallel's --retries rule).

@@ -2,11 +2,13 @@
 // command at once, each remote slot with its own ControlMaster connection.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,7 +74,26 @@ public:
   /// another free slot on a host up; while some host up is not in `avoid`
   /// (those the job failed on), only such hosts' slots. Waits while none
   /// is free. Nullptr when no host is up any more.
-  slot* acquire(size_t preferred, const std::vector<size_t>& avoid);
+  /// Local slots: the jobs `announce`d before job `seq` take theirs
+  /// first (each waited for up to `turn_wait`), so `{%}` goes by start
+  /// order, as in GNU parallel, when several commands start at once.
+  slot* acquire(size_t preferred, const std::vector<size_t>& avoid,
+                uint64_t seq = 0);
+
+  /// --tee: every command runs at once, so job N takes slot N where it
+  /// can (GNU parallel starts them all before any ends).
+  void number_by_seq() {
+    by_seq_ = true;
+  }
+
+  /// Job `seq` is on its way to a worker (the runner, in input order).
+  void announce(uint64_t seq);
+
+  /// Job `seq` ended, or will never take a slot.
+  void forget(uint64_t seq);
+
+  /// How long a job waits for an earlier announced one to take its slot.
+  static constexpr std::chrono::milliseconds turn_wait{200};
 
   /// Gives a slot back.
   void release(slot* s);
@@ -96,6 +117,9 @@ private:
 
   std::vector<host_info> hosts_;
   std::vector<slot> slots_;
+  /// Announced jobs that have not taken a slot yet (local tables).
+  std::set<uint64_t> announced_;
+  bool by_seq_ = false;
   std::string control_dir_;
   bool remote_ = false;
   warn_fn warn_;

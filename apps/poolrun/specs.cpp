@@ -1,10 +1,15 @@
 // Option value parsers.
 #include "specs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
+#include <vector>
+
+#include <unistd.h>
 
 namespace poolrun {
 
@@ -206,6 +211,86 @@ std::optional<halt_spec> parse_halt(std::string_view text, std::string& why) {
   }
   result.value = static_cast<double>(*n);
   return result;
+}
+
+std::string gnu_halt_error(std::string_view text) {
+  // GNU parallel's checks, in its order: the short forms expanded, then
+  // the value split at ',' and '='.
+  std::string form{text};
+  for (auto [from, to] : {std::pair{"0", "never"}, {"1", "soon,fail=1"},
+                          {"2", "now,fail=1"}, {"-1", "soon,success=1"},
+                          {"-2", "now,success=1"}})
+    if (form == from)
+      form = to;
+  if (form.size() > 1 && form.back() == '%' &&
+      form.find_first_not_of("0123456789") == form.size() - 1)
+    form = "soon,fail=" + form;
+  std::vector<std::string> parts{""};
+  for (char c : form)
+    if (c == ',' || c == '=')
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  parts.resize(std::max<size_t>(parts.size(), 3));
+  const auto& when = parts[0];
+  if (when != "never" && when != "soon" && when != "now")
+    return "Error: --halt must have 'never', 'soon', or 'now'.";
+  if (when == "never")
+    return {};
+  if (parts[1] != "fail" && parts[1] != "success" && parts[1] != "done")
+    return "Error: --halt " + when + " must be followed by ,success or ,fail.";
+  const auto& amount = parts[2];
+  auto digits = amount.substr(0, amount.size() - (!amount.empty() &&
+                                                  amount.back() == '%'));
+  if (digits.empty() ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return "Error: --halt " + when + "," + parts[1] +
+           " must be followed by ,number or ,percent%.";
+  return {};
+}
+
+std::string parse_parset(std::string_view text, run_options& o) {
+  std::vector<std::string> names{""};
+  for (char c : text)
+    if (c == ',' || c == ' ')
+      names.emplace_back();
+    else
+      names.back() += c;
+  auto kind = names.front();
+  names.erase(names.begin());
+  static const std::regex legal{"[a-zA-Z_][a-zA-Z_0-9]*(\\[[0-9]+\\])?"};
+  for (auto& name : names)
+    if (!std::regex_match(name, legal))
+      return "--_parset: '" + name +
+             "' is no variable name (a letter or _, then letters, digits "
+             "or _; NAME[N] for an entry of an array)";
+  if (names.empty() || (kind != "var" && kind != "assoc"))
+    return "--_parset: expected var,NAME... or assoc,NAME (as parset "
+           "from env_parallel gives it)";
+  o.parset = kind == "assoc"      ? run_options::parset_mode::assoc
+             : names.size() > 1 ? run_options::parset_mode::vars
+                                : run_options::parset_mode::array;
+  o.parset_names = std::move(names);
+  return {};
+}
+
+std::string find_compress_program() {
+  // GNU parallel's order (fastest first on many cores).
+  static const char* const programs[] = {
+      "pzstd", "lbzip2", "pbzip2", "zstd", "pixz", "lz4",  "pigz", "lzop",
+      "plzip", "lzip",   "gzip",   "lrz",  "pxz",  "bzip2", "lzma", "xz",
+      "clzip"};
+  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  for (auto program : programs)
+    for (size_t at = 0; at <= path.size();) {
+      auto end = std::min(path.find(':', at), path.size());
+      auto dir = path.substr(at, end - at);
+      if (::access(((dir.empty() ? "." : dir) + "/" + program).c_str(),
+                   X_OK) == 0)
+        return std::string{program} + " -c -1";
+      at = end + 1;
+    }
+  return "cat";
 }
 
 } // namespace poolrun

@@ -30,6 +30,19 @@ std::optional<jobs_spec> parse_jobs(std::string_view text);
 /// sets `why`.
 std::optional<halt_spec> parse_halt(std::string_view text, std::string& why);
 
+/// Parses `--_parset`'s value ("var,a,b", "var,arr", "assoc,name"; ','
+/// or ' ' between) into `o`; returns what is wrong, or "".
+std::string parse_parset(std::string_view text, run_options& o);
+
+/// --compress: the first of GNU parallel's compressors in $PATH (pzstd,
+/// lbzip2, ..., gzip, ...) with "-c -1", else "cat".
+std::string find_compress_program();
+
+/// GNU parallel's own error for a --halt value it refuses ("Error: --halt
+/// must have 'never', 'soon', or 'now'."), "" for one it takes: the
+/// words poolrun prints when invoked as `parallel`.
+std::string gnu_halt_error(std::string_view text);
+
 /// Parses a whole number in [min, max].
 std::optional<uint64_t> parse_count(std::string_view text, uint64_t min,
                                     uint64_t max);
