@@ -258,7 +258,7 @@ void runner_state::submit(pending_job job) {
     console::write(2, job.spec.command + "\n");
   auto& entry = running_[seq];
   entry.job = std::move(job);
-  if (cfg_.slots && !journaled())
+  if (cfg_.slots && !journaled() && uses_slot(entry.job.spec))
     cfg_.slots->announce(seq); // {%} by start order
   if (journaled()) {
     submit_journaled(seq);

@@ -2,6 +2,7 @@
 // reports outcomes, halts, resumes, and ends the run.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -19,6 +20,7 @@
 #include <pool/events.hpp>
 #include <pool/operation_record.hpp>
 
+#include "command_template.hpp"
 #include "feeder.hpp"
 #include "halt.hpp"
 #include "joblog.hpp"
@@ -64,6 +66,23 @@ private:
     /// Journaled: its outcome is known; waiting for the journal to commit.
     bool recording = false;
   };
+
+  /// Whether a job's start order may show: its slot number ({%} in its
+  /// command, tag or templates, --tagstring, --process-slot-var) or the
+  /// order of --timeout's kills. Only such a job waits for its turn in
+  /// start order for a slot (slot_table::announce), which costs a plain
+  /// job up to a job's time when workers take jobs out of order (+22 %
+  /// per `true` command at -j2, measured).
+  bool uses_slot(const job_spec& x) const {
+    auto in = [](const std::string& s) {
+      return s.find(slot_mark) != std::string::npos;
+    };
+    return !cfg_.options.slot_var.empty() || !cfg_.options.tagstring.empty()
+           || cfg_.options.timeout || in(x.command) || in(x.tag)
+           || std::any_of(x.template_names.begin(), x.template_names.end(), in)
+           || std::any_of(x.template_contents.begin(),
+                          x.template_contents.end(), in);
+  }
 
   /// With a journal or a shared queue: unique submits, outcomes as events.
   bool journaled() const {
