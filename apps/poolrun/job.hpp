@@ -5,8 +5,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include <caf/binary_deserializer.hpp>
+#include <caf/deserializer.hpp>
 #include <caf/error.hpp>
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
@@ -39,9 +42,25 @@ struct job_spec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
-  return f(caf::meta::type_name("poolrun::job_spec"), x.seq, x.command,
-           x.input, x.transfer, x.returns, x.tag, x.template_names,
-           x.template_contents, x.attempts);
+  if constexpr (std::is_base_of<caf::deserializer, Inspector>::value) {
+    // A job written before `attempts` existed (a --journal or --queue of
+    // an older poolrun) ends after its templates: it reads with the
+    // run's --retries (attempts 0), so an upgrade loses no accepted job.
+    if (auto err = f(caf::meta::type_name("poolrun::job_spec"), x.seq,
+                     x.command, x.input, x.transfer, x.returns, x.tag,
+                     x.template_names, x.template_contents))
+      return err;
+    auto bin = dynamic_cast<caf::binary_deserializer*>(&f);
+    if (bin != nullptr && bin->remaining() == 0) {
+      x.attempts = 0;
+      return caf::error{};
+    }
+    return f(x.attempts);
+  } else {
+    return f(caf::meta::type_name("poolrun::job_spec"), x.seq, x.command,
+             x.input, x.transfer, x.returns, x.tag, x.template_names,
+             x.template_contents, x.attempts);
+  }
 }
 
 /// A result's hold on memory and spool files: the bytes of output it keeps

@@ -64,3 +64,45 @@ TEST_CASE("long commands and error lines are shortened" *
   CHECK_LT(text.size(), 320u);
   CHECK(text.find("...: exit 1") != std::string::npos);
 }
+
+TEST_CASE("a job written by an older poolrun (no attempts field) reads "
+          "back with attempts 0, and a new one keeps its attempts" *
+          doctest::timeout(10)) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  std::vector<std::string> none;
+  // The fields an older build wrote, in its order.
+  std::vector<char> old_bytes;
+  {
+    caf::binary_serializer sink{sys, old_bytes};
+    uint64_t seq = 7;
+    std::string command = "echo 7";
+    std::string empty;
+    REQUIRE(!sink(seq, command, empty, none, none, empty, none, none));
+  }
+  poolrun::job_spec x;
+  x.attempts = 99;
+  {
+    caf::binary_deserializer source{sys, old_bytes};
+    REQUIRE(!source(x));
+  }
+  CHECK(x.seq == 7);
+  CHECK(x.command == "echo 7");
+  CHECK(x.attempts == 0);
+  // Written now: every field, attempts included.
+  poolrun::job_spec y;
+  y.seq = 8;
+  y.command = "echo 8";
+  y.attempts = 3;
+  std::vector<char> bytes;
+  {
+    caf::binary_serializer sink{sys, bytes};
+    REQUIRE(!sink(y));
+  }
+  CHECK(bytes.size() == old_bytes.size() + sizeof(uint32_t));
+  poolrun::job_spec z;
+  caf::binary_deserializer source{sys, bytes};
+  REQUIRE(!source(z));
+  CHECK(z.seq == 8);
+  CHECK(z.attempts == 3);
+}
