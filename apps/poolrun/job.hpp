@@ -42,13 +42,16 @@ struct job_spec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
+  auto fields = [&](auto&... more) {
+    return f(caf::meta::type_name("poolrun::job_spec"), x.seq, x.command,
+             x.input, x.transfer, x.returns, x.tag, x.template_names,
+             x.template_contents, more...);
+  };
   if constexpr (std::is_base_of<caf::deserializer, Inspector>::value) {
     // A job written before `attempts` existed (a --journal or --queue of
     // an older poolrun) ends after its templates: it reads with the
     // run's --retries (attempts 0), so an upgrade loses no accepted job.
-    if (auto err = f(caf::meta::type_name("poolrun::job_spec"), x.seq,
-                     x.command, x.input, x.transfer, x.returns, x.tag,
-                     x.template_names, x.template_contents))
+    if (auto err = fields())
       return err;
     auto bin = dynamic_cast<caf::binary_deserializer*>(&f);
     if (bin != nullptr && bin->remaining() == 0) {
@@ -57,9 +60,7 @@ typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
     }
     return f(x.attempts);
   } else {
-    return f(caf::meta::type_name("poolrun::job_spec"), x.seq, x.command,
-             x.input, x.transfer, x.returns, x.tag, x.template_names,
-             x.template_contents, x.attempts);
+    return fields(x.attempts);
   }
 }
 

@@ -26,6 +26,18 @@ std::optional<uint64_t> parse_count(std::string_view text, uint64_t min,
 
 namespace {
 
+/// `text` cut at each of the characters `separators` (empty parts kept).
+std::vector<std::string> split_at(std::string_view text,
+                                  std::string_view separators) {
+  std::vector<std::string> parts{""};
+  for (char c : text)
+    if (separators.find(c) != std::string_view::npos)
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  return parts;
+}
+
 /// A non-negative decimal number (digits, at most one '.') at the start of
 /// `text`; `used` gets its length.
 std::optional<double> leading_number(std::string_view text, size_t& used) {
@@ -225,12 +237,7 @@ std::string gnu_halt_error(std::string_view text) {
   if (form.size() > 1 && form.back() == '%' &&
       form.find_first_not_of("0123456789") == form.size() - 1)
     form = "soon,fail=" + form;
-  std::vector<std::string> parts{""};
-  for (char c : form)
-    if (c == ',' || c == '=')
-      parts.emplace_back();
-    else
-      parts.back() += c;
+  auto parts = split_at(form, ",=");
   parts.resize(std::max<size_t>(parts.size(), 3));
   const auto& when = parts[0];
   if (when != "never" && when != "soon" && when != "now")
@@ -250,12 +257,7 @@ std::string gnu_halt_error(std::string_view text) {
 }
 
 std::string parse_parset(std::string_view text, run_options& o) {
-  std::vector<std::string> names{""};
-  for (char c : text)
-    if (c == ',' || c == ' ')
-      names.emplace_back();
-    else
-      names.back() += c;
+  auto names = split_at(text, ", ");
   auto kind = names.front();
   names.erase(names.begin());
   static const std::regex legal{"[a-zA-Z_][a-zA-Z_0-9]*(\\[[0-9]+\\])?"};
