@@ -205,30 +205,30 @@ void ride_out(fixture& fx, const std::function<void()>& fault,
       .receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
 }
 
+// ride_out with the server stopped (fast shutdown) for `outage`.
+void stopped_for(fixture& fx, std::chrono::seconds outage) {
+  ride_out(
+      fx, [&] { fx.pg.stop(); },
+      [&] {
+        std::this_thread::sleep_for(outage); // the outage under test
+        fx.pg.start();
+      });
+}
+
 } // namespace
 
 TEST_CASE("the server stopped for 5 s mid-run: submits meanwhile are "
           "acknowledged late, none refused, every operation done" *
           doctest::timeout(180)) {
   fixture fx;
-  ride_out(
-      fx, [&] { fx.pg.stop(); },
-      [&] {
-        std::this_thread::sleep_for(5s); // the outage under test
-        fx.pg.start();
-      });
+  stopped_for(fx, 5s);
 }
 
 TEST_CASE("the server stopped for 60 s mid-run: longer than every lease "
           "and reconnect wait, still only latency" *
           doctest::timeout(240)) {
   fixture fx;
-  ride_out(
-      fx, [&] { fx.pg.stop(); },
-      [&] {
-        std::this_thread::sleep_for(60s); // the outage under test
-        fx.pg.start();
-      });
+  stopped_for(fx, 60s);
 }
 
 TEST_CASE("the server killed with SIGKILL mid-run and started again: "

@@ -58,6 +58,17 @@ std::vector<std::string> claim_all(pg_store& store, pg_store::time_point now,
   return keys;
 }
 
+// Pushes `each` entries of every key of `keys`, key after key ("" for no
+// key), as operations after `base`, and commits.
+void push_keys(pg_store& store, pg_store::time_point now, uint64_t base,
+               const std::vector<std::string>& keys, int each) {
+  uint64_t n = 0;
+  for (auto& key : keys)
+    for (int i = 0; i < each; ++i)
+      REQUIRE(!store.push(entry(base + ++n, key), now, now));
+  REQUIRE(!store.commit());
+}
+
 size_t count_of(const std::vector<std::string>& xs, const std::string& x) {
   return static_cast<size_t>(std::count(xs.begin(), xs.end(), x));
 }
@@ -71,13 +82,8 @@ TEST_CASE("claims of several stores hold at most a key's limit, and a "
   auto a = fx.open();
   auto base = a->last_operation_id();
   // Five of "a", five of "b", two without a key.
-  uint64_t n = 0;
-  for (auto key : {"a", "b"})
-    for (int i = 0; i < 5; ++i)
-      REQUIRE(!a->push(entry(base + ++n, key), fx.now, fx.now));
-  REQUIRE(!a->push(entry(base + ++n, ""), fx.now, fx.now));
-  REQUIRE(!a->push(entry(base + ++n, ""), fx.now, fx.now));
-  REQUIRE(!a->commit());
+  push_keys(*a, fx.now, base, {"a", "b"}, 5);
+  push_keys(*a, fx.now, base + 10, {""}, 2);
   auto limits = key_flow_options{}
                   .every_key(key_limit{2, std::nullopt})
                   .key("b", key_limit{1, std::nullopt});
@@ -117,13 +123,9 @@ TEST_CASE("keys take turns within a claim: each key's first, then each "
   fixture fx;
   auto a = fx.open();
   auto base = a->last_operation_id();
-  uint64_t n = 0;
   // Submitted key after key; one without a key last.
-  for (auto key : {"x", "y", "z"})
-    for (int i = 0; i < 3; ++i)
-      REQUIRE(!a->push(entry(base + ++n, key), fx.now, fx.now));
-  REQUIRE(!a->push(entry(base + ++n, ""), fx.now, fx.now));
-  REQUIRE(!a->commit());
+  push_keys(*a, fx.now, base, {"x", "y", "z"}, 3);
+  push_keys(*a, fx.now, base + 9, {""}, 1);
   auto b = fx.open();
   b->set_key_limits(key_flow_options{}.every_key(key_limit{3, std::nullopt}));
   CHECK(claim_all(*b, fx.now)
@@ -140,12 +142,10 @@ TEST_CASE("a 1,000-key backlog drains in turns across claims and stores: "
   constexpr int keys = 1000;
   constexpr int each = 3;
   // Submitted key after key: submit order alone would drain key 0 first.
-  uint64_t n = 0;
+  std::vector<std::string> names;
   for (int k = 0; k < keys; ++k)
-    for (int i = 0; i < each; ++i)
-      REQUIRE(!a->push(entry(base + ++n, "k" + std::to_string(k)), fx.now,
-                       fx.now));
-  REQUIRE(!a->commit());
+    names.push_back("k" + std::to_string(k));
+  push_keys(*a, fx.now, base, names, each);
   // Two stores claim ten at a time, turn about, and finish at once.
   auto limits = key_flow_options{}.every_key(key_limit{1, std::nullopt});
   std::vector<std::shared_ptr<pg_store>> stores{
