@@ -3,10 +3,15 @@
 // writes raw results (CSV per workload, meta.json) for bench/report.py.
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -30,8 +35,64 @@ void usage() {
       "  POOL_BENCH_ABLATION_REPS=N     ablation: N repetitions (default 5)\n"
       "  POOL_BENCH_MAX_THROUGHPUT=N    scheduler.max-throughput\n"
       "  POOL_BENCH_MODERATE=N          work-stealing.moderate-poll-attempts\n"
-      "  POOL_BENCH_RELAXED_US=N        work-stealing.relaxed-sleep-duration");
+      "  POOL_BENCH_RELAXED_US=N        work-stealing.relaxed-sleep-duration\n"
+      "  POOL_BENCH_WATCHDOG_S=N        end the run when one workload takes N s\n"
+      "                                 (default 90 quick, 3600 full)");
 }
+
+/// Ends the process when one workload runs far past its usual time, saying
+/// which one: a lost outcome would otherwise hang the run (and CI) without
+/// a word. The limit is generous (quick sections take at most ~12 s).
+class watchdog {
+public:
+  explicit watchdog(std::chrono::seconds limit) : limit_(limit) {
+    thread_ = std::thread{[this] { watch(); }};
+  }
+
+  ~watchdog() {
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  void enter(const char* name) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    name_ = name;
+    since_ = std::chrono::steady_clock::now();
+    cv_.notify_all();
+  }
+
+private:
+  void watch() {
+    std::unique_lock<std::mutex> guard{mtx_};
+    while (!done_) {
+      auto deadline = since_ + limit_;
+      if (cv_.wait_until(guard, deadline) == std::cv_status::timeout
+          && !done_ && std::chrono::steady_clock::now() >= since_ + limit_) {
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "!! pool_bench: workload '%s' still running after %lld "
+                     "s (its usual time is far less): a lost outcome or a "
+                     "hang; ending the run\n",
+                     name_, static_cast<long long>(limit_.count()));
+        std::fflush(stderr);
+        std::_Exit(3);
+      }
+    }
+  }
+
+  std::chrono::seconds limit_;
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  const char* name_ = "start";
+  std::chrono::steady_clock::time_point since_ =
+      std::chrono::steady_clock::now();
+  bool done_ = false;
+  std::thread thread_;
+};
 
 std::string utc_now() {
   char buf[32];
@@ -122,9 +183,14 @@ int main(int argc, char** argv) {
   bench::csv_file load_out{cfg, "machine_load.csv",
                            "workload,seconds,self_cpu_share,other_cpu_share"};
   auto cores = std::max(1u, std::thread::hardware_concurrency());
+  long limit_s = cfg.quick ? 90 : 3600;
+  if (auto x = std::getenv("POOL_BENCH_WATCHDOG_S"))
+    limit_s = std::strtol(x, nullptr, 10);
+  watchdog dog{std::chrono::seconds{limit_s}};
   for (auto& w : all) {
     if (!cfg.wants(w.name))
       continue;
+    dog.enter(w.name);
     auto start = bench::clock_type::now();
     auto ticks0 = bench::read_cpu_ticks();
     w.run(cfg);
