@@ -240,10 +240,12 @@ double run_cv_window(cv_thread_pool& pool, size_t n, size_t window,
       auto x = static_cast<int32_t>(submitted);
       pool.submit([&replies, &job, x] {
         auto y = job(x);
-        {
-          std::lock_guard<std::mutex> guard{replies.mtx};
-          replies.replies.push_back(y);
-        }
+        // Notified under the lock: once the waiter has the last reply it
+        // returns and `replies` is gone, so nothing may touch it after
+        // the unlock (a notify after it hung or crashed the bench, 1 run
+        // in ~30).
+        std::lock_guard<std::mutex> guard{replies.mtx};
+        replies.replies.push_back(y);
         replies.cv.notify_one();
       });
     }
@@ -271,10 +273,9 @@ std::vector<double> run_cv_sequential(cv_thread_pool& pool, size_t n,
     auto x = static_cast<int32_t>(i);
     auto t0 = clock_type::now();
     pool.submit([&ch, x] {
-      {
-        std::lock_guard<std::mutex> guard{ch.mtx};
-        ch.reply = x * 2;
-      }
+      // Under the lock, as in run_cv_window: `ch` ends with the loop.
+      std::lock_guard<std::mutex> guard{ch.mtx};
+      ch.reply = x * 2;
       ch.cv.notify_one();
     });
     {
