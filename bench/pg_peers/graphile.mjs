@@ -6,12 +6,14 @@
 //   node graphile.mjs MODE URL CONCURRENCY N GO_FILE
 //
 // MODE:
-//   window  adds N jobs (task "bench", a no-op), at most 1,000 added here
-//           and not yet completed here (by any process's jobs, as a
-//           graphile-worker client cannot wait for its own), with addJobs
-//           for every free place at once (one call in flight); ends once it
-//           added all N and the queue is empty (checked whenever none of
-//           its jobs runs).
+//   window  adds N jobs (task "bench", a no-op), at most 1,000 of them
+//           not yet completed, with addJobs for every free place at once
+//           (one call in flight); ends once all N completed and the queue
+//           is empty (checked whenever none of its jobs runs). A
+//           graphile-worker client cannot wait for its own jobs, so each
+//           process counts the completions of other processes' jobs it
+//           ran and sends them as NOTIFY bench_done {pid: count} (one
+//           statement in flight, as the pool notifies finished ids).
 //   fill    adds N jobs with addJobs, 1,000 per call, and exits; prints
 //           "filled <seconds>".
 //   drain   starts its runner with the task held until go (the runner has
@@ -30,10 +32,12 @@ const concurrency = Number(concurrencyArg);
 const n = Number(nArg);
 const require = createRequire(`${process.env.PEERS_NODE_MODULES}/`);
 const { run, makeWorkerUtils, Logger } = require("graphile-worker");
+const pg = require("pg");
+const me = process.pid;
 const quiet = new Logger(() => () => {});
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const jobs = (count) =>
-  Array.from({ length: count }, (_, i) => ({ identifier: "bench", payload: { i } }));
+  Array.from({ length: count }, (_, i) => ({ identifier: "bench", payload: { p: me, i } }));
 
 const utils = await makeWorkerUtils({ connectionString: url, logger: quiet });
 if (mode === "fill") {
@@ -71,14 +75,42 @@ const runner = await run({
 // Counted when a task returns: graphile-worker emits job:complete before
 // its batched completion is written (the end waits for the writes).
 let running = 0;
-let completed = 0;
+let ownDone = 0;
 let wake = null;
-runner.events.on("job:start", () => ++running);
-runner.events.on("job:complete", () => {
-  --running;
-  ++completed;
+const woken = () => {
   if (wake) wake();
   wake = null;
+};
+const others = new pg.Client({ connectionString: url });
+let pending = {};
+let sending = false;
+const send = async () => {
+  sending = true;
+  while (Object.keys(pending).length > 0) {
+    const counts = pending;
+    pending = {};
+    await others.query("SELECT pg_notify('bench_done', $1)", [JSON.stringify(counts)]);
+  }
+  sending = false;
+};
+if (mode === "window") {
+  await others.connect();
+  others.on("notification", (msg) => {
+    ownDone += JSON.parse(msg.payload)[me] ?? 0;
+    woken();
+  });
+  await others.query("LISTEN bench_done");
+}
+runner.events.on("job:start", () => ++running);
+runner.events.on("job:complete", ({ job }) => {
+  --running;
+  if (job.payload.p === me) {
+    ++ownDone;
+    woken();
+  } else if (mode === "window") {
+    pending[job.payload.p] = (pending[job.payload.p] ?? 0) + 1;
+    if (!sending) send();
+  }
 });
 
 console.log("ready");
@@ -90,8 +122,8 @@ release();
 
 if (mode === "window") {
   let added = 0;
-  while (added < n) {
-    const room = Math.min(n - added, 1000 - (added - completed));
+  while (ownDone < n) {
+    const room = Math.min(n - added, 1000 - (added - ownDone));
     if (room > 0) {
       await utils.addJobs(jobs(room));
       added += room;
@@ -115,4 +147,5 @@ const took = Number(process.hrtime.bigint() - start) / 1e9;
 console.log(`done ${took.toFixed(6)} ${((used.user + used.system) / 1e6).toFixed(6)}`);
 await runner.stop();
 await utils.release();
+if (mode === "window") await others.end();
 process.exit(0);
