@@ -3,7 +3,8 @@ docs/benchmarks.md between <!-- pg-peers:begin --> and <!-- pg-peers:end -->.
 
 Usage: table.py RESULTS MD ROUNDS N CORES LOAD GRAPHILE_VERSION PG_VERSION
 CONFIGS (MD empty: print only). RESULTS has lines "mode system c×P rate
-server_ms_per_1000 client_ms_per_1000 server_cores machine_busy", in round
+server_ms_per_1000 client_ms_per_1000 server_cores machine_busy wal_bytes",
+in round
 order.
 """
 import statistics
@@ -15,11 +16,12 @@ modes = []
 for line in open(results):
     if line.startswith("#"):
         continue
-    mode, system, config, rate, cpu, client, cores, busy = line.split()
+    mode, system, config, rate, cpu, client, cores, busy, wal = line.split()
     if mode not in modes:
         modes.append(mode)
     runs.setdefault((mode, system, config), []).append(
-        (float(rate), float(cpu), float(client), float(cores), float(busy)))
+        (float(rate), float(cpu), float(client), float(cores), float(busy),
+         float(wal)))
 
 
 def spread(xs, fmt):
@@ -53,8 +55,8 @@ def med(xs, i, fmt):
 rows = ["| mode | c×P | pool, jobs/s | graphile-worker, jobs/s | pool / graphile "
         "(same round) | CPU ms per 1,000 jobs, server: pool; graphile | "
         "client: pool; graphile | server cores: pool; graphile | "
-        "machine busy: pool; graphile |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        "machine busy: pool; graphile | WAL bytes per job: pool; graphile |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 for mode in modes:
     for config in configs.split():
         p = runs.get((mode, "pool", config), [])
@@ -66,7 +68,8 @@ for mode in modes:
             f"{spread([x[1] for x in p], one)}; {spread([x[1] for x in g], one)} | "
             f"{med(p, 2, one)}; {med(g, 2, one)} | "
             f"{med(p, 3, ratio)}; {med(g, 3, ratio)} | "
-            f"{med(p, 4, pct)}; {med(g, 4, pct)} |")
+            f"{med(p, 4, pct)}; {med(g, 4, pct)} | "
+            f"{med(p, 5, one)}; {med(g, 5, one)} |")
 scaling = ["| mode | system | c | 2 processes / 1 process (same round) |",
            "| --- | --- | --- | --- |"]
 for mode in modes:
