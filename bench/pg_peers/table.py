@@ -14,13 +14,13 @@ results, md, rounds, n, cores, load, graphile, pg, configs = sys.argv[1:]
 runs = {}  # (mode, system, config) -> [(rate, cpu, busy)] in round order
 modes = []
 for line in open(results):
-    if line.startswith("#"):
+    if line.startswith("#") or not line.strip():
         continue
-    mode, system, config, rate, cpu, client, cores, busy, wal = line.split()
+    mode, system, config, rate, cpu, client, used, busy, wal = line.split()
     if mode not in modes:
         modes.append(mode)
     runs.setdefault((mode, system, config), []).append(
-        (float(rate), float(cpu), float(client), float(cores), float(busy),
+        (float(rate), float(cpu), float(client), float(used), float(busy),
          float(wal)))
 
 
