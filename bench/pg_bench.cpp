@@ -133,10 +133,10 @@ int main(int argc, char** argv) {
   caf::actor_system sys{cfg};
   auto opts = pool::pool_options{}.workers(workers).log(
       pool::silent_log_hook());
-  if (!pg)
-    opts.durable(store.substr(7), pool::sqlite_sync::full);
-  else
+  if (pg)
     opts.postgres(store, "bench");
+  else if (store != "memory")
+    opts.durable(store.substr(7), pool::sqlite_sync::full);
   PGconn* conn = nullptr;
   if (mode == "drain") {
     conn = PQconnectdb(store.c_str());
