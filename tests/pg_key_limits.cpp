@@ -1,11 +1,12 @@
-// Concurrency limits per key kept by the database across every store and
-// pool on a shared PostgreSQL queue (`pg_store::set_key_limits`), against a
-// private PostgreSQL 15 server per test: claims of several stores never
-// hold more than a key's limit, a finished or given-back entry frees its
-// slot, and the keys take turns within a claim and across claims; three
-// pools on one queue,
-// each limiting only its own process, never run more of a key at once
-// than its limit.
+// Concurrency limits and start rates per key kept by the database across
+// every store and pool on a shared PostgreSQL queue
+// (`pg_store::set_key_limits`), against a private PostgreSQL 15 server per
+// test: claims of several stores never hold more than a key's limit, a
+// finished or given-back entry frees its slot, a key's rate counts what ran
+// until a period after it ended, and the keys take turns within a claim
+// and across claims; three pools on one queue, each limiting only its own
+// process, never run more of a key at once than its limit, nor start more
+// of a key within a period than its rate.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -73,6 +74,13 @@ size_t count_of(const std::vector<std::string>& xs, const std::string& x) {
   return static_cast<size_t>(std::count(xs.begin(), xs.end(), x));
 }
 
+// A store of the fixture's queue that keeps `limits`.
+std::shared_ptr<pg_store> limited(fixture& fx, const key_flow_options& limits) {
+  auto result = fx.open();
+  result->set_key_limits(limits);
+  return result;
+}
+
 } // namespace
 
 TEST_CASE("claims of several stores hold at most a key's limit, and a "
@@ -87,10 +95,8 @@ TEST_CASE("claims of several stores hold at most a key's limit, and a "
   auto limits = key_flow_options{}
                   .every_key(key_limit{2, std::nullopt})
                   .key("b", key_limit{1, std::nullopt});
-  auto b1 = fx.open();
-  auto b2 = fx.open();
-  b1->set_key_limits(limits);
-  b2->set_key_limits(limits);
+  auto b1 = limited(fx, limits);
+  auto b2 = limited(fx, limits);
   std::vector<uint64_t> held;
   auto first = claim_all(*b1, fx.now, &held);
   REQUIRE(!b1->commit());
@@ -115,6 +121,70 @@ TEST_CASE("claims of several stores hold at most a key's limit, and a "
   // Without limits, a store takes what is due at once.
   auto c = fx.open();
   CHECK(claim_all(*c, fx.now).size() >= 2);
+}
+
+TEST_CASE("start rates per key hold across stores: what a key holds and "
+          "what ran of it counts until a period after it ended, and what "
+          "goes back unstarted spends nothing" *
+          doctest::timeout(60)) {
+  fixture fx;
+  auto a = fx.open();
+  auto base = a->last_operation_id();
+  push_keys(*a, fx.now, base, {"r", "q", "s"}, 4);
+  // Every key: 2 starts an hour; "q": 1 an hour; "s": one at a time and no
+  // rate (its own limits replace every key's).
+  auto limits = key_flow_options{}
+                  .every_key(key_limit{std::nullopt, pool::start_rate{2, 1h}})
+                  .key("q", key_limit{std::nullopt, pool::start_rate{1, 1h}})
+                  .key("s", key_limit{1, std::nullopt});
+  auto b1 = limited(fx, limits);
+  auto b2 = limited(fx, limits);
+  std::vector<uint64_t> held;
+  auto first = claim_all(*b1, fx.now, &held);
+  REQUIRE(!b1->commit());
+  CHECK(count_of(first, "r") == 2);
+  CHECK(count_of(first, "q") == 1);
+  CHECK(count_of(first, "s") == 1);
+  CHECK(claim_all(*b2, fx.now).empty());
+  REQUIRE(!b2->commit());
+  // All of it ends: "s" may go on at once; "r" and "q" spent their hour.
+  for (auto id : held)
+    REQUIRE(!b1->finish(id, caf::make_message(int32_t{1}), fx.now));
+  REQUIRE(!b1->commit());
+  CHECK(claim_all(*b2, fx.now) == std::vector<std::string>{"s"});
+  REQUIRE(!b2->commit());
+  // An hour later (the claims' clock ahead of the server's), the rates
+  // allow as much again.
+  auto later = fx.now + 2h;
+  auto second = claim_all(*b2, later);
+  REQUIRE(!b2->commit());
+  CHECK(count_of(second, "r") == 2);
+  CHECK(count_of(second, "q") == 1);
+  // A store that closes gives its claims back unstarted: nothing spent.
+  b2.reset();
+  auto b3 = limited(fx, limits);
+  std::vector<uint64_t> ids;
+  auto third = claim_all(*b3, later, &ids);
+  REQUIRE(!b3->commit());
+  CHECK(count_of(third, "r") == 2);
+  CHECK(count_of(third, "q") == 1);
+  CHECK(count_of(third, "s") == 1);
+  // A failed attempt goes back for another: it ran, so its token stays
+  // spent for the period; with the key's other entry held, its rate is
+  // used up and the retry waits.
+  push_keys(*a, fx.now, base + 12, {"u"}, 2);
+  std::vector<uint64_t> u_ids;
+  CHECK(claim_all(*b3, fx.now, &u_ids) == std::vector<std::string>{"u", "u"});
+  REQUIRE(!b3->commit());
+  work_record retry{attempt_id{u_ids.front(), 2}, caf::make_message(int32_t{7})};
+  retry.concurrency_key = "u";
+  REQUIRE(!b3->push(retry, fx.now, fx.now));
+  REQUIRE(!b3->commit());
+  CHECK(claim_all(*b3, fx.now).empty());
+  REQUIRE(!b3->commit());
+  // A store without the rates claims it at once.
+  auto c = fx.open();
+  CHECK(count_of(claim_all(*c, fx.now), "u") == 1);
 }
 
 TEST_CASE("keys take turns within a claim: each key's first, then each "
@@ -207,6 +277,44 @@ struct overlap {
   }
 };
 
+// Three pools of `workers` running `job` on the server's queue, each with
+// `flow`.
+template <class Job>
+std::vector<caf::actor> three_pools(caf::actor_system& sys,
+                                    const pool::test::pg_cluster& pg, Job job,
+                                    const key_flow_options& flow,
+                                    size_t workers) {
+  std::vector<caf::actor> pools;
+  for (int i = 0; i < 3; ++i) {
+    auto opts = pool::pool_options{}
+                  .workers(workers)
+                  .postgres(pg.conninfo())
+                  .key_flow(flow)
+                  .log(pool::silent_log_hook());
+    auto p = pool::spawn_pool(sys, job, std::move(opts));
+    REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
+    pools.push_back(*p);
+  }
+  return pools;
+}
+
+// Waits until `sent` enqueues were acknowledged and their operations
+// done, at most `limit` between two messages.
+void await_done(caf::scoped_actor& self, size_t sent, caf::timespan limit) {
+  size_t acked = 0;
+  size_t done = 0;
+  bool timed_out = false;
+  while ((acked < sent || done < sent) && !timed_out)
+    self->receive([&](uint64_t) { ++acked; },
+                  [&](caf::error& err) { FAIL(pool::describe(err)); },
+                  [&](pool::op_done_atom, uint64_t, caf::message&) { ++done; },
+                  [&](pool::op_failed_atom, uint64_t, caf::error& err) {
+                    FAIL(pool::describe(err));
+                  },
+                  caf::after(limit) >> [&] { timed_out = true; });
+  REQUIRE_MESSAGE(!timed_out, acked << " acked, " << done << " done");
+}
+
 } // namespace
 
 TEST_CASE("three pools on one queue never run more of a key at once than "
@@ -226,17 +334,7 @@ TEST_CASE("three pools on one queue never run more of a key at once than "
   auto flow = key_flow_options{}
                 .every_key(key_limit{1, std::nullopt})
                 .key("wide", key_limit{2, std::nullopt});
-  std::vector<caf::actor> pools;
-  for (int i = 0; i < 3; ++i) {
-    auto opts = pool::pool_options{}
-                  .workers(3)
-                  .postgres(pg.conninfo())
-                  .key_flow(flow)
-                  .log(pool::silent_log_hook());
-    auto p = pool::spawn_pool(sys, job, std::move(opts));
-    REQUIRE_MESSAGE(p, pool::describe(p.error()));
-    pools.push_back(*p);
-  }
+  auto pools = three_pools(sys, pg, job, flow, 3);
   // 20 operations of each key, submitted round the three pools.
   const std::vector<std::string> keys{"a", "b", "wide"};
   size_t sent = 0;
@@ -245,24 +343,66 @@ TEST_CASE("three pools on one queue never run more of a key at once than "
       auto opts = pool::job_options{}.concurrency_key(key);
       self->send(pools[sent++ % 3], pool::enqueue_with_atom_v, opts, key);
     }
-  size_t acked = 0;
-  size_t done = 0;
-  bool timed_out = false;
-  while ((acked < sent || done < sent) && !timed_out)
-    self->receive([&](uint64_t) { ++acked; },
-                  [&](caf::error& err) { FAIL(pool::describe(err)); },
-                  [&](pool::op_done_atom, uint64_t, caf::message&) { ++done; },
-                  [&](pool::op_failed_atom, uint64_t, caf::error& err) {
-                    FAIL(pool::describe(err));
-                  },
-                  caf::after(30s) >> [&] { timed_out = true; });
-  REQUIRE_MESSAGE(!timed_out, acked << " acked, " << done << " done");
+  await_done(self, sent, 30s);
   std::lock_guard<std::mutex> guard{seen->mtx};
   MESSAGE("most at once: a " << seen->most["a"] << ", b " << seen->most["b"]
                              << ", wide " << seen->most["wide"]);
   CHECK(seen->most["a"] == 1);
   CHECK(seen->most["b"] == 1);
   CHECK(seen->most["wide"] <= 2);
+  for (auto& p : pools)
+    self->send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("three pools on one queue never start more of a key within a "
+          "period than its rate, though each pool limits only its own "
+          "process" *
+          doctest::timeout(120)) {
+  pool::test::pg_cluster pg;
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  // When each operation of the key started, in this process's clock.
+  struct starts {
+    std::mutex mtx;
+    std::vector<std::chrono::steady_clock::time_point> at;
+  };
+  auto seen = std::make_shared<starts>();
+  auto job = [seen](std::string key) {
+    {
+      std::lock_guard<std::mutex> guard{seen->mtx};
+      seen->at.push_back(std::chrono::steady_clock::now());
+    }
+    return key.size();
+  };
+  constexpr auto period = 300ms;
+  auto flow = key_flow_options{}.every_key(
+    key_limit{std::nullopt, pool::start_rate{2, period}});
+  auto pools = three_pools(sys, pg, job, flow, 2);
+  constexpr size_t total = 8;
+  auto opts = pool::job_options{}.concurrency_key("api");
+  for (size_t i = 0; i < total; ++i)
+    self->send(pools[i % 3], pool::enqueue_with_atom_v, opts,
+               std::string{"api"});
+  await_done(self, total, 60s);
+  std::lock_guard<std::mutex> guard{seen->mtx};
+  auto& at = seen->at;
+  REQUIRE(at.size() == total);
+  std::sort(at.begin(), at.end());
+  // No period holds three starts: the third after any start is a period
+  // later or more.
+  auto closest = std::chrono::steady_clock::duration::max();
+  for (size_t i = 2; i < at.size(); ++i)
+    closest = std::min(closest, at[i] - at[i - 2]);
+  auto ms = [](auto d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  };
+  MESSAGE("closest three starts span " << ms(closest) << " ms; all took "
+                                       << ms(at.back() - at.front()) << " ms");
+  // (The database keeps the rate by the server's clock, and a store's
+  // estimate of it may be off by a round trip: a few ms of slack. Without
+  // the database's rate, the three pools start up to six at once.)
+  CHECK(closest >= period - 10ms);
   for (auto& p : pools)
     self->send_exit(p, caf::exit_reason::user_shutdown);
 }

@@ -156,7 +156,7 @@ TEST_CASE("a version-2 schema is migrated to 3 and keeps its rows" *
   auto store = fx.open();
   CHECK(fx.pg.query("SELECT value FROM pool.meta WHERE name = "
                     "'schema_version'")
-        == "5");
+        == std::to_string(pg_store::schema_version));
   CHECK(fx.pg.query("SELECT priority::text || '/' || coalesce(ckey, '-') "
                     "FROM pool.operations WHERE id = 7")
         == "0/-");

@@ -528,7 +528,8 @@ TEST_CASE("a schema of version 1 is migrated at open and keeps its rows" *
             "submitted FROM scratch.operations");
   auto store = fx.open();
   CHECK(fx.pg.query("SELECT value FROM pool.meta WHERE name = "
-                    "'schema_version'") == "5");
+                    "'schema_version'")
+        == std::to_string(pg_store::schema_version));
   auto y = store->pop_due(fx.now);
   REQUIRE(y);
   CHECK(y->id == x.id);

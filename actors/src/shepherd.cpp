@@ -87,7 +87,7 @@ private:
 
   void spawn_queue() {
     cfg_.store->set_priority_aging(cfg_.options.key_flow().priority_aging());
-    if (cfg_.options.key_flow().concurrency_limited())
+    if (cfg_.options.key_flow().limited())
       cfg_.store->set_key_limits(cfg_.options.key_flow());
     queue_ = spawn(queue_actor, cfg_.store, cfg_.options.commit_interval(),
                    address());

@@ -81,7 +81,7 @@ public:
 
   /// The schema version this build reads and writes; older schemas are
   /// migrated at open.
-  static constexpr int32_t schema_version = 5;
+  static constexpr int32_t schema_version = 6;
 
   /// Connects to the server `conninfo` names (a `postgres://` URI or
   /// `key=value` pairs, as libpq takes them), creates or migrates the
@@ -305,12 +305,19 @@ private:
   std::unordered_map<uint64_t, held_attempt> held_;
   std::vector<claimed_entry> claimed_;
   queue_counts counts_;
-  /// `set_key_limits`: the limit of every key (none: no limit), the keys
-  /// with limits of their own (0: none), in one order.
+  /// `set_key_limits`: whether any key has a limit; the concurrency limit
+  /// and start rate (starts, period in ns) of every key (none: no limit);
+  /// the keys with limits of their own and theirs (0: none), as the
+  /// PostgreSQL arrays `claim_keyed` takes (pg_claim.cpp).
   bool key_limited_ = false;
+  /// Whether any key has a start rate (pg_claim.cpp).
+  bool key_rated_ = false;
   std::optional<int64_t> every_key_limit_;
-  std::vector<std::string> limited_keys_;
-  std::vector<int64_t> key_limits_;
+  std::optional<std::pair<int64_t, int64_t>> every_key_rate_;
+  std::vector<char> own_keys_;
+  std::vector<char> own_limits_;
+  std::vector<char> own_starts_;
+  std::vector<char> own_periods_;
   /// `set_priority_aging`.
   std::optional<caf::timespan> aging_;
   /// What the open group must notify at its commit.
@@ -339,7 +346,8 @@ private:
   /// Stores whose session lock was found gone, and when.
   std::unordered_map<std::string, time_point> absent_since_;
   time_point owners_checked_;
-  /// When `reclaim` may find more to take back (a grace ends): `next_due`
+  /// When `reclaim` may find more to take back (a grace ends), or a start
+  /// token of a rate-limited key comes back (set by `claim`): `next_due`
   /// wakes the pool then, also when nothing else is due.
   std::optional<time_point> recheck_at_;
   /// When this store's connection was (re)made, by the server's clock, as

@@ -118,11 +118,11 @@ public:
     // nop
   }
 
-  /// The concurrency limits per key (`key_flow_options`) for the store to
-  /// keep itself: a shared store then keeps them across every process on
-  /// its queue. Called before the store is used, only when a key has a
-  /// concurrency limit. Default: ignored (each pool's own gate keeps
-  /// them for its process).
+  /// The concurrency limits and start rates per key (`key_flow_options`)
+  /// for the store to keep itself: a shared store then keeps them across
+  /// every process on its queue. Called before the store is used, only
+  /// when a key has a limit of either kind. Default: ignored (each pool's
+  /// own gate keeps them for its process).
   virtual void set_key_limits(const key_flow_options& /* limits */) {
     // nop
   }

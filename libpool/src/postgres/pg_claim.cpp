@@ -88,14 +88,17 @@ caf::error pg_store::claim(time_point now) {
         args.emplace_back(*every_key_limit_);
       else
         args.emplace_back(nullptr);
-      detail::pg_array keys{25};
-      detail::pg_array limits{23};
-      for (size_t i = 0; i < limited_keys_.size(); ++i) {
-        keys.add_text(limited_keys_[i]);
-        limits.add_int(key_limits_[i]);
+      args.emplace_back(own_keys_);
+      args.emplace_back(own_limits_);
+      if (every_key_rate_) {
+        args.emplace_back(every_key_rate_->first);
+        args.emplace_back(every_key_rate_->second);
+      } else {
+        args.emplace_back(nullptr);
+        args.emplace_back(nullptr);
       }
-      args.emplace_back(keys.bytes());
-      args.emplace_back(limits.bytes());
+      args.emplace_back(own_starts_);
+      args.emplace_back(own_periods_);
     } else if (aging_) {
       statement = pg_sql::claim_aged;
       args.emplace_back(int64_t{std::max<int64_t>(aging_->count(), 1)});
@@ -106,6 +109,20 @@ caf::error pg_store::claim(time_point now) {
       return std::move(res.error());
     auto r = res->get();
     auto rows = PQntuples(r);
+    if (key_rated_ && rows < limit) {
+      // A key's rate may hold entries back: nothing notifies when one of
+      // its tokens comes back, so the store looks again then.
+      auto back = db.run(detail::pg_statement_name(pg_sql::key_token_back),
+                         {opts_.queue(), t}, "reading when a key's start "
+                                             "token comes back");
+      if (!back)
+        return std::move(back.error());
+      if (!detail::pg_null(back->get(), 0, 0)) {
+        auto at = from_server(detail::pg_int(back->get(), 0, 0));
+        if (!recheck_at_ || at < *recheck_at_)
+          recheck_at_ = at;
+      }
+    }
     claim_size_->claimed(static_cast<size_t>(limit), static_cast<size_t>(rows));
     claimed_at_ = now;
     // RETURNING has no order: hand out by (level, due, seq), as claimed,
@@ -170,16 +187,32 @@ void pg_store::set_priority_aging(std::optional<caf::timespan> step) {
 }
 
 void pg_store::set_key_limits(const key_flow_options& limits) {
-  key_limited_ = limits.concurrency_limited();
+  // Encoded once: every claim of the queue sends them.
+  key_rated_ = limits.rate_limited();
+  key_limited_ = limits.concurrency_limited() || key_rated_;
   every_key_limit_.reset();
-  if (auto& every = limits.every_key(); every && every->concurrency)
-    every_key_limit_ = static_cast<int64_t>(*every->concurrency);
-  limited_keys_.clear();
-  key_limits_.clear();
-  for (auto& [key, limit] : limits.keys()) {
-    limited_keys_.push_back(key);
-    key_limits_.push_back(limit.concurrency ? *limit.concurrency : 0);
+  every_key_rate_.reset();
+  if (auto& every = limits.every_key()) {
+    if (every->concurrency)
+      every_key_limit_ = static_cast<int64_t>(*every->concurrency);
+    if (every->rate)
+      every_key_rate_.emplace(static_cast<int64_t>(every->rate->starts),
+                              every->rate->per.count());
   }
+  detail::pg_array keys{25};
+  detail::pg_array concurrency{23};
+  detail::pg_array starts{20};
+  detail::pg_array periods{20};
+  for (auto& [key, limit] : limits.keys()) {
+    keys.add_text(key);
+    concurrency.add_int(limit.concurrency ? *limit.concurrency : 0);
+    starts.add_int(limit.rate ? static_cast<int64_t>(limit.rate->starts) : 0);
+    periods.add_int(limit.rate ? limit.rate->per.count() : 0);
+  }
+  own_keys_ = keys.bytes();
+  own_limits_ = concurrency.bytes();
+  own_starts_ = starts.bytes();
+  own_periods_ = periods.bytes();
 }
 
 } // namespace pool

@@ -96,6 +96,37 @@ CREATE TABLE {s}.key_turns (
 );
 UPDATE {s}.meta SET value = '5' WHERE name = 'schema_version';
 )sql",
+    // 6: per-key start rates across stores. A claim that keeps them writes
+    // the key's period into the entries it takes (`rated_per`); when such
+    // an entry leaves its lease having run (done, failed, cancelled, back
+    // for another attempt, taken back from a store that is gone after it
+    // started), its token stays spent until one period after that
+    // (`key_spent`), so no period sees more starts than the rate, wherever
+    // they ran. An entry that goes back unstarted (same attempt) spends
+    // nothing. Other entries never reach the trigger's function.
+    R"sql(
+ALTER TABLE {s}.operations ADD COLUMN rated_per bigint;
+CREATE TABLE {s}.key_spent (
+  queue text NOT NULL,
+  ckey text NOT NULL,
+  until bigint NOT NULL
+);
+CREATE INDEX key_spent_until ON {s}.key_spent (queue, until);
+CREATE FUNCTION {s}.key_spent_on_release() RETURNS trigger
+  LANGUAGE plpgsql AS $f$
+BEGIN
+  INSERT INTO {s}.key_spent (queue, ckey, until) VALUES (OLD.queue,
+    OLD.ckey, (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint
+    + OLD.rated_per);
+  RETURN NULL;
+END $f$;
+CREATE TRIGGER operations_key_spent AFTER UPDATE OF state ON {s}.operations
+  FOR EACH ROW WHEN (OLD.state = 1 AND NEW.state <> 1
+    AND OLD.rated_per IS NOT NULL AND OLD.ckey IS NOT NULL
+    AND (NEW.state <> 0 OR NEW.attempt <> OLD.attempt))
+  EXECUTE FUNCTION {s}.key_spent_on_release();
+UPDATE {s}.meta SET value = '6' WHERE name = 'schema_version';
+)sql",
 };
 
 } // namespace pool::detail

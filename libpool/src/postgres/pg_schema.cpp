@@ -61,38 +61,57 @@ constexpr const char* statement_sql[] = {
     "placed.id RETURNING o.id, o.attempt, o.payload, o.lease_token, "
     "o.handout, placed.level, o.priority, o.ckey, o.options",
     // claim_keyed: as claim, $7 the aging step in ns (NULL: none), $8 the
-    // limit of every key (NULL: none), $9 keys with limits of their own
-    // (text[]), $10 theirs (int4[], 0: none). Under the queue's lock: a
-    // key's claimed and running entries count against its limit; keys
-    // take turns (each key's first, then second, ...; within a turn the
-    // least lately claimed first: `key_turns`), higher level first within
-    // a key. Reads every due entry (docs/postgres.md).
+    // concurrency limit of every key (NULL: none), $9 keys with limits of
+    // their own (text[]), $10 their concurrency limits (int4[], 0: none),
+    // $11 / $12 the start rate of every key (starts, period in ns; NULL:
+    // none), $13 / $14 the rates of the keys in $9 (int8[], 0: none).
+    // Under the queue's lock: a key's claimed and running entries count
+    // against its limit and its rate, and so do its entries released less
+    // than a period ago (`key_spent`, written by a trigger for the entries
+    // claimed with the key's period in `rated_per`); keys take turns (each
+    // key's first, then second, ...; within a turn the least lately
+    // claimed first: `key_turns`), higher level first within a key. Reads
+    // every due entry (docs/postgres.md).
     "WITH t AS (SELECT greatest($2, {now}) AS now), held AS (SELECT ckey, "
     "count(*) AS n FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
-    "ckey IS NOT NULL GROUP BY ckey), own AS (SELECT k, nullif(n, 0) AS n "
-    "FROM unnest($9::text[], $10::int4[]) AS l(k, n)), due AS (SELECT id, "
-    "priority + CASE WHEN $7::bigint IS NULL THEN 0 ELSE (t.now - due) / "
-    "$7::bigint END AS level, due, seq, ckey FROM {s}.operations, t WHERE "
-    "queue = $1 AND state = 0 AND due <= t.now), turns AS (SELECT d.id, "
-    "d.level, d.due, d.seq, d.ckey, coalesce(k.served, 0) AS served, CASE "
-    "WHEN d.ckey IS NULL THEN 1 ELSE row_number() OVER (PARTITION BY d.ckey "
-    "ORDER BY d.level DESC, d.due, d.seq) END AS turn FROM due d LEFT JOIN "
+    "ckey IS NOT NULL GROUP BY ckey), spent AS (SELECT ckey, count(*) AS n "
+    "FROM {s}.key_spent, t WHERE queue = $1 AND until > t.now GROUP BY "
+    "ckey), own AS (SELECT k, nullif(n, 0) AS n, nullif(rs, 0) AS rs, "
+    "nullif(rp, 0) AS rp FROM unnest($9::text[], $10::int4[], $13::int8[], "
+    "$14::int8[]) AS l(k, n, rs, rp)), due AS (SELECT id, priority + CASE "
+    "WHEN $7::bigint IS NULL THEN 0 ELSE (t.now - due) / $7::bigint END AS "
+    "level, due, seq, ckey FROM {s}.operations, t WHERE queue = $1 AND "
+    "state = 0 AND due <= t.now), turns AS (SELECT d.id, d.level, d.due, "
+    "d.seq, d.ckey, coalesce(k.served, 0) AS served, CASE WHEN d.ckey IS "
+    "NULL THEN 1 ELSE row_number() OVER (PARTITION BY d.ckey ORDER BY "
+    "d.level DESC, d.due, d.seq) END AS turn FROM due d LEFT JOIN "
     "{s}.key_turns k ON k.queue = $1 AND k.ckey = d.ckey), picked AS "
-    "(SELECT d.id, d.level, d.due, d.seq, d.turn, d.served FROM turns d "
-    "LEFT JOIN held h ON h.ckey = d.ckey LEFT JOIN own o ON o.k = d.ckey "
-    "WHERE d.ckey IS NULL OR d.turn + coalesce(h.n, 0) <= coalesce(o.n, "
-    "CASE WHEN o.k IS NULL THEN $8::bigint END, 9223372036854775807) ORDER "
-    "BY d.turn, d.served, d.level DESC, d.due, d.seq LIMIT $3), placed AS "
-    "(SELECT id, level, row_number() OVER (ORDER BY turn, served, level "
-    "DESC, due, seq) AS place FROM picked), claimed AS (UPDATE "
-    "{s}.operations o SET state = 1, owner = $4, lease_until = $5, handout "
-    "= $6::bigint + placed.place, lease_token = o.lease_token + 1 FROM "
-    "placed WHERE o.id = placed.id AND o.state = 0 RETURNING o.id, "
+    "(SELECT d.id, d.level, d.due, d.seq, d.turn, d.served, CASE WHEN "
+    "d.ckey IS NULL THEN NULL WHEN o.k IS NULL THEN $12::bigint ELSE o.rp "
+    "END AS per FROM turns d LEFT "
+    "JOIN held h ON h.ckey = d.ckey LEFT JOIN spent x ON x.ckey = d.ckey "
+    "LEFT JOIN own o ON o.k = d.ckey WHERE d.ckey IS NULL OR (d.turn + "
+    "coalesce(h.n, 0) <= coalesce(o.n, CASE WHEN o.k IS NULL THEN "
+    "$8::bigint END, 9223372036854775807) AND d.turn + coalesce(h.n, 0) + "
+    "coalesce(x.n, 0) <= coalesce(o.rs, CASE WHEN o.k IS NULL THEN "
+    "$11::bigint END, 9223372036854775807)) ORDER BY d.turn, d.served, "
+    "d.level DESC, d.due, d.seq LIMIT $3), placed AS (SELECT id, level, "
+    "per, row_number() OVER (ORDER BY turn, served, level DESC, due, seq) "
+    "AS place FROM picked), claimed AS (UPDATE {s}.operations o SET state "
+    "= 1, owner = $4, lease_until = $5, handout = $6::bigint + "
+    "placed.place, lease_token = o.lease_token + 1, rated_per = placed.per "
+    "FROM placed WHERE o.id = placed.id AND o.state = 0 RETURNING o.id, "
     "o.attempt, o.payload, o.lease_token, o.handout, placed.level, "
     "o.priority, o.ckey, o.options), served AS (INSERT INTO {s}.key_turns "
     "(queue, ckey, served) SELECT $1, ckey, (SELECT now FROM t) FROM "
     "claimed WHERE ckey IS NOT NULL GROUP BY ckey ON CONFLICT (queue, "
-    "ckey) DO UPDATE SET served = excluded.served) SELECT * FROM claimed",
+    "ckey) DO UPDATE SET served = excluded.served), expired AS (DELETE "
+    "FROM {s}.key_spent WHERE queue = $1 AND until <= (SELECT now FROM t)) "
+    "SELECT * FROM claimed",
+    // key_token_back: $1 queue, $2 now. When the next start token of a
+    // rate-limited key comes back (NULL: none is out).
+    "SELECT min(until) FROM {s}.key_spent WHERE queue = $1 AND until > "
+    "greatest($2, {now})",
     // count_leases: $1 queue, $2 now.
     "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1 AND "
     "lease_until >= $2",

@@ -25,6 +25,7 @@ enum class pg_sql {
   claim,
   claim_aged,
   claim_keyed,
+  key_token_back,
   count_leases,
   lock,
   try_lock,
