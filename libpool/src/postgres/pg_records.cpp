@@ -336,6 +336,8 @@ std::optional<operation_record> pg_store::lookup(uint64_t operation) {
       return std::nullopt;
     if (!detail::pg_null(res, 0, 6) && load(6, x.options))
       return std::nullopt;
+    if (detail::pg_int(res, 0, 7) == 0)
+      return x; // no failed attempt: no history to read
     auto history = group_->read([&] {
       return db_->run(name_of(pg_sql::select_history),
                       {detail::as_int64(operation)},
