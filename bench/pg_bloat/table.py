@@ -59,8 +59,8 @@ for p in phases:
     note = ""
     if p == "timeout":
         ended = next((r for r in rs if r["age"] == 0), None)
-        note = (f" (the idle session ended before run {ended['run']}, "
-                f"{ended['t']} s in)" if ended else " (never ended)")
+        note = (f" (the idle session was gone by the end of run "
+                f"{ended['run']}, which started {ended['t']} s in)" if ended else " (never ended)")
     minute_rows.append(f"- {p}{note}: " + ", ".join(
         f"{med(v):,.0f}" for _, v in sorted(per_minute.items())))
 
