@@ -167,11 +167,16 @@ void feeder::start(caf::actor runner) {
 }
 
 void feeder::consumed(size_t n) {
+  bool fits;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     outstanding_ -= std::min(n, outstanding_);
+    fits = waiting_for_ > 0 && (outstanding_ + waiting_for_ <= window_ ||
+                                outstanding_ == 0);
   }
-  cv_.notify_all();
+  // Only when the waiting batch fits: not a wake-up per job started.
+  if (fits)
+    cv_.notify_all();
 }
 
 void feeder::stop() {
@@ -289,11 +294,14 @@ void feeder::flush(bool wait_for_credit) {
     return;
   {
     std::unique_lock<std::mutex> guard{mtx_};
-    if (wait_for_credit && window_ > 0)
+    if (wait_for_credit && window_ > 0) {
+      waiting_for_ = batch_.size();
       cv_.wait(guard, [this] {
         return stopped_ || outstanding_ + batch_.size() <= window_ ||
                outstanding_ == 0;
       });
+      waiting_for_ = 0;
+    }
     if (stopped_)
       return;
     outstanding_ += batch_.size();

@@ -121,6 +121,8 @@ private:
   std::mutex mtx_;
   std::condition_variable cv_;
   size_t outstanding_ = 0;
+  /// The size of the batch a flush waits to pass on (0: none waits).
+  size_t waiting_for_ = 0;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> done_{false};
   std::thread thread_;
