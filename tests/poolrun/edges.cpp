@@ -2,7 +2,9 @@
 // bad input named and skipped, progress off a terminal.
 #include "child_process.hpp"
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 using namespace poolrun::test;
 using namespace std::string_literals;
@@ -236,26 +238,39 @@ TEST_CASE("a program's place on PATH is remembered, and looked up again "
   CHECK(run.out() == "A 1\nB 2\nB 3\n");
 }
 
-TEST_CASE("grouped output read back from its files: nothing, a little, "
-          "standard error after standard output, the byte counts" *
+TEST_CASE("grouped output, through pipes ($TMPDIR on a disk) and through "
+          "files ($TMPDIR a tmpfs): nothing, a little, standard error after "
+          "standard output, the byte counts" *
           doctest::timeout(60)) {
-  temp_dir tmp;
-  child_process run{poolrun_argv({"-k", "-j", "2", "--joblog", tmp / "log",
-                                  "printf {}; printf e{} >&2"}),
-                    "\nab\nxyz\n", tmp.path};
-  CHECK(run.exit_code(50s) == 0);
-  CHECK(run.out() == "abxyz");
-  CHECK(run.err() == "eeabexyz");
-  auto log = lines_of(read_file(tmp / "log"));
-  REQUIRE(log.size() == 4);
-  std::vector<std::string> received;
-  for (size_t i = 1; i < log.size(); ++i) { // Receive: the 6th column
-    std::istringstream fields{log[i]};
-    std::string x;
-    for (int col = 0; col < 6; ++col)
-      fields >> x;
-    received.push_back(x);
+  std::vector<std::string> tmpdirs{"."}; // the test's folder
+  struct statfs st;
+  if (::statfs("/dev/shm", &st) == 0 && st.f_type == TMPFS_MAGIC)
+    tmpdirs.push_back("/dev/shm");
+  for (auto& dir : tmpdirs) {
+    CAPTURE(dir);
+    temp_dir tmp;
+    child_process run{poolrun_argv({"-k", "-j", "2", "--joblog", tmp / "log",
+                                    "printf {}; printf e{} >&2"}),
+                      "\nab\nxyz\n", tmp.path, {"TMPDIR=" + dir}};
+    CHECK(run.exit_code(50s) == 0);
+    CHECK(run.out() == "abxyz");
+    CHECK(run.err() == "eeabexyz");
+    auto log = lines_of(read_file(tmp / "log"));
+    REQUIRE(log.size() == 4);
+    std::vector<std::string> received;
+    for (size_t i = 1; i < log.size(); ++i) { // Receive: the 6th column
+      std::istringstream fields{log[i]};
+      std::string x;
+      for (int col = 0; col < 6; ++col)
+        fields >> x;
+      received.push_back(x);
+    }
+    std::sort(received.begin(), received.end());
+    CHECK(received == std::vector<std::string>{"0", "2", "3"});
+    // Beyond 1 MiB: printed from the file, whole.
+    child_process big{poolrun_argv({"-j", "2", "head -c {} /dev/zero"}),
+                      "3000000\n5\n", tmp.path, {"TMPDIR=" + dir}};
+    CHECK(big.exit_code(50s) == 0);
+    CHECK(big.out().size() == 3000005);
   }
-  std::sort(received.begin(), received.end());
-  CHECK(received == std::vector<std::string>{"0", "2", "3"});
 }
