@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "process.hpp"
@@ -155,6 +156,40 @@ void stream_capture::keep(const char* data, size_t size) {
     }
   }
   write_all(spool_fd_, std::string_view{data, size});
+}
+
+void stream_capture::take_file(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+    ::close(fd); // (the common case: the command wrote nothing)
+    return;
+  }
+  auto size = static_cast<size_t>(st.st_size);
+  if (size > spool_threshold || !take_budget(size)) {
+    // Printed from the file (what a background process of the command
+    // writes there until then goes with it).
+    total_ += size;
+    spool_fd_ = fd;
+    return;
+  }
+  std::string data(size, '\0');
+  size_t got = 0;
+  while (got < size) {
+    auto n = ::pread(fd, data.data() + got, size - got,
+                     static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got < size)
+    give_budget(size - got);
+  data.resize(got);
+  total_ += got;
+  counted_ += got;
+  memory_ = std::move(data);
 }
 
 void stream_capture::finish() {

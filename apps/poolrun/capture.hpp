@@ -39,6 +39,11 @@ public:
   /// Reads what `fd` has without waiting (it is made non-blocking).
   void read_rest(int fd);
 
+  /// The command ended with its output in the file `fd` (whose owner this
+  /// becomes), instead of `read_from`: kept in memory within the limits,
+  /// else as the spool file.
+  void take_file(int fd);
+
   /// The command ended: passes on a last unterminated line.
   void finish();
 

@@ -21,6 +21,7 @@
 #include "job.hpp"
 #include "options.hpp"
 #include "perl_expr.hpp"
+#include "results_dir.hpp"
 
 namespace poolrun {
 
@@ -121,6 +122,8 @@ private:
   std::mutex mtx_;
   std::condition_variable cv_;
   size_t outstanding_ = 0;
+  /// The size of the batch a flush waits to pass on (0: none waits).
+  size_t waiting_for_ = 0;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> done_{false};
   std::thread thread_;
@@ -130,10 +133,5 @@ private:
 /// each word quoted around its replacement strings.
 std::string template_text(const run_options& opts);
 
-/// --results: GNU parallel's directory for `args` under `base`:
-/// `base/1/value/2/value...` with `\`, tab, NUL and `/` escaped; with
-/// --header, the fields' `names` instead of their numbers, in name order.
-std::string results_dir_for(const std::string& base, const arguments& args,
-                            const std::vector<std::string>& names = {});
 
 } // namespace poolrun

@@ -2,6 +2,10 @@
 // bad input named and skipped, progress off a terminal.
 #include "child_process.hpp"
 
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
 using namespace poolrun::test;
 using namespace std::string_literals;
 
@@ -213,4 +217,60 @@ TEST_CASE("--bar at -j2 never shows more than 2 running" *
   CHECK(run.err().find(" 2 running") != std::string::npos);
   CHECK(run.err().find(" 3 running") == std::string::npos);
   CHECK(run.err().find(" 4 running") == std::string::npos);
+}
+
+TEST_CASE("a program's place on PATH is remembered, and looked up again "
+          "once it is gone from there" *
+          doctest::timeout(60)) {
+  temp_dir tmp;
+  ::mkdir((tmp / "a").c_str(), 0755);
+  ::mkdir((tmp / "b").c_str(), 0755);
+  // The first one found removes itself: the next job finds the other.
+  write_file(tmp / "a/prog", "#!/bin/sh\nrm -f \"$0\"\necho A \"$1\"\n");
+  write_file(tmp / "b/prog", "#!/bin/sh\necho B \"$1\"\n");
+  ::chmod((tmp / "a/prog").c_str(), 0755);
+  ::chmod((tmp / "b/prog").c_str(), 0755);
+  std::string path = std::getenv("PATH");
+  child_process run{poolrun_argv({"-j", "1", "prog", ":::", "1", "2", "3"}),
+                    "", tmp.path,
+                    {"PATH=" + (tmp / "a") + ":" + (tmp / "b") + ":" + path}};
+  CHECK(run.exit_code(50s) == 0);
+  CHECK(run.out() == "A 1\nB 2\nB 3\n");
+}
+
+TEST_CASE("grouped output, through pipes ($TMPDIR on a disk) and through "
+          "files ($TMPDIR a tmpfs): nothing, a little, standard error after "
+          "standard output, the byte counts" *
+          doctest::timeout(60)) {
+  std::vector<std::string> tmpdirs{"."}; // the test's folder
+  struct statfs st;
+  if (::statfs("/dev/shm", &st) == 0 && st.f_type == TMPFS_MAGIC)
+    tmpdirs.push_back("/dev/shm");
+  for (auto& dir : tmpdirs) {
+    CAPTURE(dir);
+    temp_dir tmp;
+    child_process run{poolrun_argv({"-k", "-j", "2", "--joblog", tmp / "log",
+                                    "printf {}; printf e{} >&2"}),
+                      "\nab\nxyz\n", tmp.path, {"TMPDIR=" + dir}};
+    CHECK(run.exit_code(50s) == 0);
+    CHECK(run.out() == "abxyz");
+    CHECK(run.err() == "eeabexyz");
+    auto log = lines_of(read_file(tmp / "log"));
+    REQUIRE(log.size() == 4);
+    std::vector<std::string> received;
+    for (size_t i = 1; i < log.size(); ++i) { // Receive: the 6th column
+      std::istringstream fields{log[i]};
+      std::string x;
+      for (int col = 0; col < 6; ++col)
+        fields >> x;
+      received.push_back(x);
+    }
+    std::sort(received.begin(), received.end());
+    CHECK(received == std::vector<std::string>{"0", "2", "3"});
+    // Beyond 1 MiB: printed from the file, whole.
+    child_process big{poolrun_argv({"-j", "2", "head -c {} /dev/zero"}),
+                      "3000000\n5\n", tmp.path, {"TMPDIR=" + dir}};
+    CHECK(big.exit_code(50s) == 0);
+    CHECK(big.out().size() == 3000005);
+  }
 }
