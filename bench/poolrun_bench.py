@@ -150,9 +150,9 @@ def write_report(res, md, png):
                         f"{per[name][2]:.0f})")
     rss_mib = res["rss_run"]["max_rss_kib"] / 1024
     targets = [
-        ("per command: poolrun ≤ 1.1× xargs -P2 -n1",
+        ("per command: poolrun ≤ 1.0× xargs -P2 -n1",
          f"{ratio('poolrun', 'xargs'):.2f}×",
-         ratio("poolrun", "xargs") <= 1.1),
+         ratio("poolrun", "xargs") <= 1.0),
         ("GNU parallel ÷ poolrun ≥ 5×",
          f"{ratio('GNU parallel', 'poolrun'):.1f}×",
          ratio("GNU parallel", "poolrun") >= 5),
