@@ -273,7 +273,12 @@ TEST_CASE("one of three poolruns SIGKILLed without --retries: what it held "
                                      << failed << " failed for good, "
                                      << starts.again() << " ran twice");
   CHECK(took < 25); // its leases last 30 s
-  CHECK(starts.runs.size() == static_cast<size_t>(count));
+  // Every command ran, except that one the victim had started may have
+  // died with it before its first line (`echo`): that one failed for
+  // good, as the database says (seen once in CI: 239 of 240 logged, 2
+  // failed).
+  CHECK(starts.runs.size() <= static_cast<size_t>(count));
+  CHECK(starts.runs.size() + failed >= static_cast<size_t>(count));
   // What ran in its two slots failed for good (no retries), or ran again
   // if it died before it noted the start; nothing else did either.
   CHECK(failed + starts.again() <= 2);
