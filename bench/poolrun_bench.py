@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from md_section import write_section
+
 BEGIN = "<!-- poolrun-bench:begin -->"
 END = "<!-- poolrun-bench:end -->"
 
@@ -194,15 +196,7 @@ def write_report(res, md, png):
         rel = os.path.relpath(png, os.path.dirname(os.path.abspath(md)))
         out += ["", f"![per-command time of each tool]({rel})"]
     out += ["", END, ""]
-    text = open(md).read() if os.path.exists(md) else "# Benchmarks\n"
-    section = "\n".join(out)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(md, "w") as f:
-        f.write(text)
+    write_section(md, BEGIN, END, out)
     print(f"wrote the poolrun section of {md}")
 
 

@@ -1,7 +1,11 @@
 """Summarises bench/run_pg_bloat's runs: prints the figures per phase and
 writes them into docs/benchmarks.md between <!-- pg-bloat:begin/end -->."""
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from md_section import write_section  # noqa: E402
 
 (results, md, minutes, n, cores, load0, load1, pg_version, idle_timeout,
  phases) = sys.argv[1:]
@@ -92,12 +96,5 @@ out = [begin, "## PostgreSQL queue beside a long transaction (bloat)", "",
        "\"Bloat: a long transaction elsewhere\".", "",
        text, "", "Median jobs/s in each minute of a phase:", "",
        *minute_rows, "", end_marker, ""]
-doc = open(md).read()
-section = "\n".join(out)
-if begin in doc and end_marker in doc:
-    head, rest = doc.split(begin, 1)
-    doc = head + section + rest.split(end_marker, 1)[1].lstrip("\n")
-else:
-    doc = doc.rstrip("\n") + "\n\n" + section
-open(md, "w").write(doc)
+write_section(md, begin, end_marker, out)
 print(f"wrote the table into {md}")

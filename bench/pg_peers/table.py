@@ -7,8 +7,12 @@ server_ms_per_1000 client_ms_per_1000 server_cores machine_busy wal_bytes",
 in round
 order.
 """
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from md_section import write_section  # noqa: E402
 
 results, md, rounds, n, cores, load, graphile, pg, configs = sys.argv[1:]
 runs = {}  # (mode, system, config) -> [(rate, cpu, busy)] in round order
@@ -119,12 +123,5 @@ out = [begin, "## PostgreSQL queue beside graphile-worker", "",
        "both favour graphile-worker slightly.", ""]
 out += rows + ["", "Two processes against one, same round:", ""] + scaling
 out += ["", end, ""]
-text = open(md).read()
-section = "\n".join(out)
-if begin in text and end in text:
-    head, rest = text.split(begin, 1)
-    text = head + section + rest.split(end, 1)[1].lstrip("\n")
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(md, "w").write(text)
+write_section(md, begin, end, out)
 print(f"wrote the table into {md}")
