@@ -385,7 +385,7 @@ inline bool core_sim::finish(uint64_t key, bool fail) {
   if (!w.alive || w.phase != worker_phase::working || w.running.empty())
     return false;
   auto outcome_of = [&](const work_record& x) {
-    attempt_outcome out{x.id, {}, {}};
+    attempt_outcome out{x.id, {}, {}, {}};
     if (fail)
       out.error = caf::make_error(pool_errc::job_failed, std::string{"sim"});
     else

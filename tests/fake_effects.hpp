@@ -71,6 +71,8 @@ struct fake_effects : shepherd_effects {
     log_.push_back({kill ? "kill" : "stop", caf::message{}, key_number(w.key)});
   }
 
+  using shepherd_effects::respond; // (a prepared reply, as a message)
+
   void respond(const reply_to& to, caf::message&& msg) override {
     log_.push_back({"respond", std::move(msg), to.id.integer_value()});
   }

@@ -12,10 +12,12 @@
 #include <caf/result.hpp>
 #include <caf/send.hpp>
 
+#include "pool/batch_buffers.hpp"
 #include "pool/queue.hpp"
 #include "pool/detail/queue_link.hpp"
 #include "pool/detail/shepherd_core.hpp"
 #include "pool/spread.hpp"
+#include "subscribers.hpp"
 
 namespace pool {
 
@@ -105,7 +107,9 @@ private:
 
   void subscribe(caf::actor who, uint32_t mask, caf::response_promise rp);
 
-  void unsubscribe(const caf::actor_addr& who);
+  void unsubscribe(const caf::actor_addr& who) {
+    subscribers_.remove(who);
+  }
 
   // -- shepherd_effects -------------------------------------------------------
 
@@ -164,12 +168,20 @@ private:
 
   void respond(const reply_to& to, caf::message&& msg) override {
     // What a response promise does, without making one.
+    respond(to, prepared_reply{caf::make_mailbox_element(
+                  nullptr, caf::make_message_id(), {}, std::move(msg))});
+  }
+
+  void respond(const reply_to& to, prepared_reply&& reply) override {
+    // A worker's element as it is: no message of its own for the result.
     if (!to.source)
       return;
-    auto self = keep_alive_ ? keep_alive_
-                            : caf::actor_cast<caf::strong_actor_ptr>(this);
-    to.source->enqueue(std::move(self), to.id.response_id(), std::move(msg),
-                       context());
+    auto element = reply.take();
+    element->sender = keep_alive_
+                          ? keep_alive_
+                          : caf::actor_cast<caf::strong_actor_ptr>(this);
+    element->mid = to.id.response_id();
+    to.source->get()->enqueue(std::move(element), context());
   }
 
   void deliver(caf::response_promise& promise, caf::message msg) override {
@@ -192,10 +204,7 @@ private:
     // CAF's demonitor removes every monitor on that actor: keep it while the
     // actor is also a subscriber or a worker.
     auto key = caf::actor_cast<key_type>(caller);
-    auto subscribed = std::any_of(
-        subscribers_.begin(), subscribers_.end(),
-        [&](const subscriber& x) { return x.handle.address() == caller; });
-    if (!subscribed && !core_.roster().find(key))
+    if (!subscribers_.contains(caller) && !core_.roster().find(key))
       demonitor(caller);
   }
 
@@ -213,14 +222,11 @@ private:
   }
 
   bool wants(event_kind kind) const override {
-    return (subscribed_kinds_ & event_bit(kind)) != 0;
+    return subscribers_.wants(kind);
   }
 
   void publish(pool_event ev) override {
-    auto bit = event_bit(ev.kind);
-    for (auto& sub : subscribers_)
-      if ((sub.mask & bit) != 0)
-        send(sub.handle, ev);
+    subscribers_.each(ev.kind, [&](const caf::actor& x) { send(x, ev); });
   }
 
   void log(log_level level, const std::string& text) override {
@@ -238,18 +244,11 @@ private:
     caf::event_based_actor::quit(std::move(reason));
   }
 
-  struct subscriber {
-    caf::actor handle;
-    uint32_t mask;
-  };
-
   shepherd_config cfg_;
   log_hook log_;
   shepherd_core core_;
   caf::actor queue_;
-  std::vector<subscriber> subscribers_;
-  /// Union of the subscribers' masks.
-  uint32_t subscribed_kinds_ = 0;
+  subscriber_list subscribers_;
   /// Holds the shepherd while a caller waits for a response.
   caf::strong_actor_ptr keep_alive_;
   bool quit_called_ = false;
@@ -313,30 +312,9 @@ void shepherd_actor::subscribe(caf::actor who, uint32_t mask,
             std::to_string(mask) + ")"));
     return;
   }
-  auto i = std::find_if(subscribers_.begin(), subscribers_.end(),
-                        [&](const subscriber& x) { return x.handle == who; });
-  if (i != subscribers_.end()) {
-    i->mask = mask;
-  } else {
+  if (subscribers_.add(who, mask))
     monitor(who);
-    subscribers_.push_back(subscriber{std::move(who), mask});
-  }
-  subscribed_kinds_ = 0;
-  for (auto& sub : subscribers_)
-    subscribed_kinds_ |= sub.mask;
   rp.deliver(caf::unit);
-}
-
-void shepherd_actor::unsubscribe(const caf::actor_addr& who) {
-  auto i = std::remove_if(
-      subscribers_.begin(), subscribers_.end(),
-      [&](const subscriber& x) { return x.handle.address() == who; });
-  if (i == subscribers_.end())
-    return;
-  subscribers_.erase(i, subscribers_.end());
-  subscribed_kinds_ = 0;
-  for (auto& sub : subscribers_)
-    subscribed_kinds_ |= sub.mask;
 }
 
 caf::behavior shepherd_actor::make_behavior() {
@@ -383,6 +361,7 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes,
              caf::timespan ran) {
         core_.status(sender_key(), outcomes, ran);
+        batch_buffers::give(std::move(outcomes)); // (for a worker's next)
       },
       [this](status_reply_atom, std::vector<attempt_outcome>& outcomes) {
         core_.status(sender_key(), outcomes, std::nullopt);

@@ -5,6 +5,7 @@
 #include <caf/make_message.hpp>
 #include <caf/message_handler.hpp>
 
+#include "pool/batch_buffers.hpp"
 #include "pool/stats.hpp"
 
 #include "pool/errors.hpp"
@@ -212,7 +213,7 @@ queue_core::reply queue_core::get(uint32_t n, bool many) {
   auto hold = work_held_;
   std::vector<work_record> records;
   try {
-    records.reserve(std::min<size_t>(n, 64));
+    records = batch_buffers::records(std::min<size_t>(n, 64));
     store_->pop_due_into(now, n, records);
     if (!uncommitted_.empty())
       for (auto& record : records)
@@ -233,10 +234,12 @@ queue_core::reply queue_core::get(uint32_t n, bool many) {
     auto due = store_->next_due(now);
     auto wait = due ? *due - now : caf::timespan::max();
     msg = caf::make_message(no_work_atom_v, wait);
+    batch_buffers::give(std::move(records));
   } else if (many) {
     msg = caf::make_message(std::move(records));
   } else {
     msg = caf::make_message(std::move(records.front()));
+    batch_buffers::give(std::move(records));
   }
   if (!hold)
     return msg;
@@ -346,7 +349,9 @@ caf::message_handler queue_core::handlers() {
       return core.add(record, delay, &key, &opts);
     },
     [&core](add_work_atom, std::vector<work_record>& records) {
-      return core.add_all(records);
+      auto result = core.add_all(records);
+      batch_buffers::give(std::move(records)); // (pushed, or refused)
+      return result;
     },
     [&core](get_work_atom) { return core.get(1, false); },
     [&core](get_work_atom, uint32_t n) {

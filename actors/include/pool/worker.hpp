@@ -22,6 +22,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/type_nr.hpp>
 
+#include "pool/batch_buffers.hpp"
 #include "pool/errors.hpp"
 #include "pool/job_control.hpp"
 #include "pool/protocol.hpp"
@@ -136,12 +137,32 @@ struct resource_job_traits : job_traits<F> {
       typename caf::detail::tl_tail<typename job_traits<F>::args>::type;
 };
 
+/// Packs a job's result as a message.
+struct pack_message {
+  template <class T>
+  caf::message operator()(T&& x) const {
+    return caf::make_message(std::forward<T>(x));
+  }
+};
+
+/// Packs a job's result as its caller's reply (`prepared_reply`).
+struct pack_reply {
+  template <class T>
+  prepared_reply operator()(T&& x) const {
+    return prepared_reply{caf::make_mailbox_element(
+      nullptr, caf::make_message_id(), {}, std::forward<T>(x))};
+  }
+};
+
 /// Runs `fn` on the payload and packs the outcome for a status reply:
-/// a result message, or an error when the job threw or returned one.
-/// `Traits` names the inputs and the result type of `fn`.
-template <class Traits, class F>
-caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
+/// the result as `Pack` packs it (a message by default), or an error when
+/// the job threw or returned one. `Traits` names the inputs and the result
+/// type of `fn`.
+template <class Traits, class Pack = pack_message, class F>
+caf::expected<std::invoke_result_t<Pack, caf::unit_t>>
+run_job(F& fn, const caf::message& payload) {
   using traits = Traits;
+  Pack pack;
   using args = typename traits::args;
   if (!payload_matches(payload, args{}))
     return wrong_input_type_error(type_names(args{}), payload);
@@ -149,7 +170,7 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
     auto idx = std::make_index_sequence<caf::detail::tl_size<args>::value>{};
     if constexpr (std::is_void_v<typename traits::raw_result>) {
       call_with(fn, payload, args{}, idx);
-      return caf::make_message(caf::unit);
+      return pack(caf::unit);
     } else if constexpr (traits::returns_expected) {
       auto res = call_with(fn, payload, args{}, idx);
       if (!res) {
@@ -160,9 +181,9 @@ caf::expected<caf::message> run_job(F& fn, const caf::message& payload) {
                                              "caf::error instead of a reason"});
         return std::move(res.error());
       }
-      return caf::make_message(std::move(*res));
+      return pack(std::move(*res));
     } else {
-      return caf::make_message(call_with(fn, payload, args{}, idx));
+      return pack(call_with(fn, payload, args{}, idx));
     }
   } catch (resource_broken&) {
     throw; // The worker stops; see worker_actor.
@@ -218,7 +239,8 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
   // `job_started` (set as a handler starts, and by each job's end for the
   // next job of a batch): one clock read per job.
   auto attempt = [self, fn](const caf::actor& shepherd, work_record& record,
-                            caf::error& broken) {
+                            caf::error& broken, auto pack) {
+    using result_type = std::invoke_result_t<decltype(pack), caf::unit_t>;
     auto ran = [&] {
       auto& st = self->state;
       if (st.slow_after <= caf::timespan::zero())
@@ -232,14 +254,14 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     };
     try {
       job_scope scope{record}; // current_job() while it runs
-      auto result = run_job<Traits>(*fn, record.payload);
+      auto result = run_job<Traits, decltype(pack)>(*fn, record.payload);
       ran();
       return result;
     } catch (resource_broken& ex) {
       ran();
       broken =
           caf::make_error(pool_errc::resource_broken, std::string{ex.what()});
-      return caf::expected<caf::message>{broken};
+      return caf::expected<result_type>{broken};
     }
   };
   // Starts the clock of the next job, if jobs are timed.
@@ -262,7 +284,8 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     self->state.phase = worker_phase::working;
     start_clock();
     caf::error broken;
-    report(shepherd, record.id, attempt(shepherd, record, broken));
+    report(shepherd, record.id,
+           attempt(shepherd, record, broken, pack_message{}));
     if (broken) {
       self->quit(std::move(broken));
       return;
@@ -287,9 +310,8 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     auto shepherd = caf::actor_cast<caf::actor>(st.batch_from);
     st.phase = worker_phase::working;
     start_clock();
-    std::vector<attempt_outcome> outcomes;
     auto n = each ? std::min<size_t>(batch.size(), 1) : batch.size();
-    outcomes.reserve(n);
+    auto outcomes = batch_buffers::outcomes(n);
     // The batch's own run time goes with its report: the shepherd sizes
     // batches by it, and time spent in mailboxes or waiting for a thread
     // (a loaded machine) must not shrink them.
@@ -297,24 +319,28 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     for (size_t i = 0; i < n; ++i) {
       auto& record = batch[i];
       caf::error broken;
-      auto outcome = attempt(shepherd, record, broken);
+      if (each) {
+        auto outcome = attempt(shepherd, record, broken, pack_message{});
+        if (broken)
+          outcomes.push_back({record.id, caf::message{}, broken, {}});
+        else
+          report(shepherd, record.id, std::move(outcome));
+      } else {
+        // The result as its caller's reply: one allocation, not two.
+        auto outcome = attempt(shepherd, record, broken, pack_reply{});
+        // (Built in place: one move of the result, not two.)
+        auto& out = outcomes.emplace_back();
+        out.id = record.id;
+        if (outcome)
+          out.reply = std::move(*outcome);
+        else
+          out.error = std::move(outcome.error());
+      }
       if (broken) {
-        outcomes.push_back({record.id, caf::message{}, broken});
         self->send(shepherd, status_reply_atom_v, std::move(outcomes));
         self->quit(std::move(broken));
         return;
       }
-      if (each) {
-        report(shepherd, record.id, std::move(outcome));
-        continue;
-      }
-      // (Built in place: one move of the result, not two.)
-      auto& out = outcomes.emplace_back();
-      out.id = record.id;
-      if (outcome)
-        out.result = std::move(*outcome);
-      else
-        out.error = std::move(outcome.error());
     }
     if (each && batch.size() > 1) {
       batch.erase(batch.begin());
@@ -326,6 +352,7 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, F f) {
     if (!each)
       send_spread(self, shepherd, status_reply_atom_v, std::move(outcomes),
                   caf::timespan{self->clock().now() - began});
+    batch_buffers::give(std::move(batch)); // (for the queue's next batch)
     st.phase = worker_phase::waiting;
     send_spread(self, shepherd, give_me_work_atom_v);
   };

@@ -8,6 +8,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include <caf/error.hpp>
+#include <caf/mailbox_element.hpp>
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
 #include <caf/meta/type_name.hpp>
@@ -75,22 +76,70 @@ typename Inspector::result_type inspect(Inspector& f, work_record& x) {
            x.budget, x.priority, x.concurrency_key, x.max_attempts);
 }
 
+/// A job's result made as the reply to its caller: the mailbox element
+/// the shepherd sends on once it has named itself the sender and set the
+/// caller's message id. One allocation holds the result and the reply,
+/// where a result message and the reply wrapping it take two. A copy (only
+/// of a shared outcome list) copies the content into an element of its own.
+class prepared_reply {
+public:
+  prepared_reply() noexcept = default;
+
+  explicit prepared_reply(caf::mailbox_element_ptr element) noexcept
+      : element_(std::move(element)) {
+    // nop
+  }
+
+  prepared_reply(prepared_reply&&) noexcept = default;
+  prepared_reply& operator=(prepared_reply&&) noexcept = default;
+  prepared_reply(const prepared_reply& other);
+  prepared_reply& operator=(const prepared_reply& other);
+
+  explicit operator bool() const noexcept {
+    return element_ != nullptr;
+  }
+
+  /// The element, leaving this empty.
+  caf::mailbox_element_ptr take() noexcept {
+    return std::move(element_);
+  }
+
+  /// The result as a message (for the paths that record or publish it),
+  /// leaving this empty; an empty message when empty.
+  caf::message take_message();
+
+private:
+  caf::mailbox_element_ptr element_;
+};
+
 /// What a worker reports for one attempt of a batch: the result, or
 /// (`failed()`) the error.
 struct attempt_outcome {
   attempt_id id;
-  /// The job's result; empty when the attempt failed.
+  /// The job's result; empty when the attempt failed (or when `reply`
+  /// holds it).
   caf::message result;
   /// Why the attempt failed; none when it succeeded.
   caf::error error;
+  /// The job's result as its caller's reply: a worker on the shepherd's
+  /// node reports it so instead of in `result`. Never crosses the network
+  /// (a serialized outcome carries it in `result`).
+  prepared_reply reply;
 
   bool failed() const noexcept {
     return static_cast<bool>(error);
+  }
+
+  /// The result as a message, whichever way it was reported.
+  caf::message take_result() {
+    return reply ? reply.take_message() : std::move(result);
   }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, attempt_outcome& x) {
+  if (x.reply) // (Serialized, or printed, as a message.)
+    x.result = x.reply.take_message();
   return f(caf::meta::type_name("pool::attempt_outcome"), x.id, x.result,
            x.error);
 }

@@ -4,6 +4,7 @@
 
 #include <caf/make_message.hpp>
 
+#include "pool/batch_buffers.hpp"
 #include "pool/type_ids.hpp"
 
 namespace pool {
@@ -78,8 +79,7 @@ void queue_link::transmit(pending_exchange x) {
           },
           [&](exchange::add_many& ex) {
             // Entries of operations that ended or moved on are left out.
-            std::vector<work_record> records;
-            records.reserve(ex.ids.size());
+            auto records = batch_buffers::records(ex.ids.size());
             auto live = ex.ids.begin();
             for (auto& id : ex.ids) {
               if (auto op = table_.current(id)) {

@@ -120,9 +120,12 @@ void shepherd_core::status(const void* key,
       attempt_failed(x.id, std::move(x.error));
     } else if (quiet) {
       ++mon_.counters().completed;
-      settle(x.id.operation, std::move(x.result), true);
+      if (x.reply)
+        settle(x.id.operation, std::move(x.reply));
+      else
+        settle(x.id.operation, std::move(x.result), true);
     } else {
-      complete(x.id.operation, std::move(x.result));
+      complete(x.id.operation, x.take_result());
     }
   }
   mon_.processing().record(share, reported);
@@ -226,7 +229,23 @@ void shepherd_core::fail(uint64_t id, caf::error err) {
 
 void shepherd_core::settle(uint64_t id, caf::message&& outcome, bool done) {
   auto ended = table_.end(id);
+  answer(ended, std::move(outcome), done);
+  ended_hooks(ended);
+}
+
+void shepherd_core::settle(uint64_t id, prepared_reply&& reply) {
+  auto ended = table_.end(id);
+  if (!ended.op.tracked && ended.op.caller)
+    fx_.respond(ended.op.caller, std::move(reply));
+  else
+    answer(ended, reply.take_message(), true);
+  ended_hooks(ended);
+}
+
+void shepherd_core::answer(operation_table::ended& ended,
+                           caf::message&& outcome, bool done) {
   auto& op = ended.op;
+  auto id = ended.id;
   if (op.tracked) {
     if (done && op.typed)
       fx_.tell(op.caller.source,
@@ -243,7 +262,6 @@ void shepherd_core::settle(uint64_t id, caf::message&& outcome, bool done) {
   } else if (ended.forwarded()) {
     fx_.deliver(ended.extras->forwarded, std::move(outcome));
   }
-  ended_hooks(ended);
 }
 
 void shepherd_core::forget(uint64_t id) {

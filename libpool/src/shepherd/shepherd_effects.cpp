@@ -19,6 +19,10 @@ void shepherd_effects::work_batch(const worker_slot& worker,
             caf::make_message(work_to_do_atom_v, std::move(batch), each));
 }
 
+void shepherd_effects::respond(const reply_to& to, prepared_reply&& reply) {
+  respond(to, reply.take_message());
+}
+
 void shepherd_effects::go_to_sleep(const worker_slot& worker) {
   to_worker(worker, caf::make_message(go_to_sleep_atom_v));
 }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "pool/batch_buffers.hpp"
 #include "pool/work_record.hpp"
 
 namespace pool {
@@ -36,6 +37,7 @@ public:
   /// Appends a batch in order; taken over whole when none is ready.
   void append(batch&& xs) {
     if (empty()) {
+      batch_buffers::give(std::move(items_));
       items_ = std::move(xs);
       head_ = 0;
       return;
@@ -43,6 +45,7 @@ public:
     compact();
     items_.insert(items_.end(), std::make_move_iterator(xs.begin()),
                   std::make_move_iterator(xs.end()));
+    batch_buffers::give(std::move(xs));
   }
 
   /// Puts a batch back in front of everything ready, in order.
@@ -61,12 +64,12 @@ public:
   /// Takes the oldest `n` entries (all if fewer are ready).
   batch take(size_t n) {
     n = std::min(n, size());
-    batch result;
     if (head_ == 0 && n == items_.size()) {
+      batch result;
       result.swap(items_);
       return result;
     }
-    result.reserve(n);
+    auto result = batch_buffers::records(n);
     auto first = items_.begin() + static_cast<ptrdiff_t>(head_);
     result.insert(result.end(), std::make_move_iterator(first),
                   std::make_move_iterator(first + static_cast<ptrdiff_t>(n)));

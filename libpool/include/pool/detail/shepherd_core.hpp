@@ -338,6 +338,14 @@ private:
   /// Delivers an outcome and forgets the operation; fans the end out.
   void settle(uint64_t id, caf::message&& outcome, bool done);
 
+  /// Settles a result a worker prepared as its caller's reply: a plain
+  /// request gets the reply as it is; any other caller a message.
+  void settle(uint64_t id, prepared_reply&& reply);
+
+  /// Tells whoever waits for an ended operation its outcome.
+  void answer(operation_table::ended& ended, caf::message&& outcome,
+              bool done);
+
   /// Forgets an operation without telling anyone (its caller was told).
   void forget(uint64_t id);
 

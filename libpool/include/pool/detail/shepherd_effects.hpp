@@ -100,6 +100,10 @@ public:
   /// Answers the request `to` with `msg`.
   virtual void respond(const reply_to& to, caf::message&& msg) = 0;
 
+  /// Answers the request `to` with a reply a worker prepared (the shepherd
+  /// actor sends the element on as it is; by default, as a message).
+  virtual void respond(const reply_to& to, prepared_reply&& reply);
+
   /// Answers through a promise.
   virtual void deliver(caf::response_promise& promise, caf::message msg) = 0;
 
