@@ -114,6 +114,7 @@ admission_verdict admission::check(size_t waiting) const {
 
 void admission::park(submission sub) {
   parked_.push_back(std::move(sub));
+  ++parked_count_;
 }
 
 std::optional<submission> admission::unpark(size_t waiting) {
@@ -121,12 +122,14 @@ std::optional<submission> admission::unpark(size_t waiting) {
     return std::nullopt;
   auto result = std::move(parked_.front());
   parked_.pop_front();
+  --parked_count_;
   return result;
 }
 
 std::deque<submission> admission::take_parked() {
   std::deque<submission> result;
   result.swap(parked_);
+  parked_count_ = 0;
   return result;
 }
 

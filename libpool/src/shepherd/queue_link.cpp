@@ -225,8 +225,14 @@ void queue_link::flush_group() {
   if (grouped_.empty())
     return;
   exchange::add_many x;
+  auto size = grouped_.size();
   x.ids.swap(grouped_);
-  grouped_.swap(spare_); // (empty, with the room the last group had)
+  if (!spares_.empty()) {
+    grouped_.swap(spares_.back()); // (empty, with an earlier group's room)
+    spares_.pop_back();
+  } else {
+    grouped_.reserve(size); // (One allocation, not a growing one.)
+  }
   transmit(pending_exchange{std::move(x), 0});
 }
 

@@ -133,6 +133,8 @@ void shepherd_core::status(const void* key,
 
 void shepherd_core::return_unstarted(const std::vector<attempt_id>& held,
                                      size_t from) {
+  if (from >= held.size())
+    return; // (The usual case: the whole batch reported.)
   auto t = now();
   for (size_t i = from; i < held.size(); ++i)
     if (table_.current(held[i]) != nullptr)

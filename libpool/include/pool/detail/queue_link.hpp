@@ -142,9 +142,9 @@ public:
   /// for the next group (a group is one allocation, not a growing one).
   void recycle(pending_exchange::kind& x) {
     if (auto many = std::get_if<exchange::add_many>(&x);
-        many != nullptr && many->ids.capacity() > spare_.capacity()) {
+        many != nullptr && many->ids.capacity() > 0 && spares_.size() < 8) {
       many->ids.clear();
-      spare_.swap(many->ids);
+      spares_.emplace_back().swap(many->ids);
     }
   }
 
@@ -203,8 +203,9 @@ private:
   /// Adds of entries due now still pending; grouped entries wait for them.
   size_t adds_pending_ = 0;
   std::vector<attempt_id> grouped_;
-  /// An empty buffer with room, for the next group (see `recycle`).
-  std::vector<attempt_id> spare_;
+  /// Empty buffers with room, for the next groups (see `recycle`): one
+  /// for each group on its way to the queue, up to 8.
+  std::vector<std::vector<attempt_id>> spares_;
   bool group_adds_ = true;
 };
 
