@@ -5,8 +5,9 @@
 // finished or given-back entry frees its slot, a key's rate counts what ran
 // until a period after it ended, and the keys take turns within a claim
 // and across claims; three pools on one queue, each limiting only its own
-// process, never run more of a key at once than its limit, nor start more
-// of a key within a period than its rate.
+// process, never run more of a key at once than its limit (as the jobs
+// saw it, and by the database's own record of their starts and ends), nor
+// start more of a key within a period than its rate.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -352,6 +354,94 @@ TEST_CASE("three pools on one queue never run more of a key at once than "
   CHECK(seen->most["wide"] <= 2);
   for (auto& p : pools)
     self->send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// A job's own connection to the server (a worker's resource), for writing
+// its start and end into a table of the database.
+struct runs_db {
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn{nullptr, &PQfinish};
+
+  void note(const std::string& key, const char* phase) {
+    const char* values[] = {key.c_str(), phase};
+    auto res = PQexecParams(conn.get(),
+                            "INSERT INTO runs (key, phase) VALUES ($1, $2)",
+                            2, nullptr, values, nullptr, nullptr, 0);
+    auto ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    if (!ok)
+      throw std::runtime_error(PQerrorMessage(conn.get()));
+  }
+};
+
+} // namespace
+
+TEST_CASE("three pools on one queue never run more of a key at once than "
+          "its limit, by the database's own record of starts and ends" *
+          doctest::timeout(120)) {
+  pool::test::pg_cluster pg;
+  // Each start and end as the server's clock saw it (clock_timestamp: the
+  // time of the insert itself, not of its transaction).
+  pg.sql("CREATE TABLE runs (key text NOT NULL, phase text NOT NULL, "
+         "at timestamptz NOT NULL DEFAULT clock_timestamp())");
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto conninfo = pg.admin_conninfo();
+  auto connect = [conninfo] {
+    runs_db db;
+    db.conn.reset(PQconnectdb(conninfo.c_str()));
+    if (PQstatus(db.conn.get()) != CONNECTION_OK)
+      throw std::runtime_error(PQerrorMessage(db.conn.get()));
+    return db;
+  };
+  auto job = [](runs_db& db, std::string key) {
+    db.note(key, "start");
+    std::this_thread::sleep_for(3ms);
+    db.note(key, "end");
+    return key.size();
+  };
+  auto flow = key_flow_options{}
+                .every_key(key_limit{1, std::nullopt})
+                .key("wide", key_limit{2, std::nullopt});
+  std::vector<caf::actor> pools;
+  for (int i = 0; i < 3; ++i) {
+    auto opts = pool::pool_options{}
+                  .workers(3)
+                  .postgres(pg.conninfo())
+                  .key_flow(flow)
+                  .log(pool::silent_log_hook());
+    auto p = pool::spawn_resource_pool(sys, connect, job, std::move(opts));
+    REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
+    pools.push_back(*p);
+  }
+  const std::vector<std::string> keys{"a", "b", "wide"};
+  size_t sent = 0;
+  for (int i = 0; i < 20; ++i)
+    for (auto& key : keys) {
+      auto opts = pool::job_options{}.concurrency_key(key);
+      self->send(pools[sent++ % 3], pool::enqueue_with_atom_v, opts, key);
+    }
+  await_done(self, sent, 30s);
+  for (auto& p : pools)
+    self->send_exit(p, caf::exit_reason::user_shutdown);
+  // Most running at once of `key`: a running sum over its starts (+1) and
+  // ends (-1) in the server's order (an end first at a tie).
+  auto most = [&pg](const std::string& key) {
+    return pg.query(
+      "SELECT max(running) FROM (SELECT sum(CASE phase WHEN 'start' THEN 1 "
+      "ELSE -1 END) OVER (ORDER BY at, phase ROWS UNBOUNDED PRECEDING) AS "
+      "running FROM runs WHERE key = '" + key + "') t");
+  };
+  MESSAGE("most at once, by the database's record: a " << most("a") << ", b "
+          << most("b") << ", wide " << most("wide"));
+  CHECK(pg.query("SELECT count(*) FROM runs WHERE phase = 'start'") == "60");
+  CHECK(pg.query("SELECT count(*) FROM runs WHERE phase = 'end'") == "60");
+  CHECK(most("a") == "1");
+  CHECK(most("b") == "1");
+  auto wide = most("wide");
+  CHECK((wide == "1" || wide == "2"));
 }
 
 TEST_CASE("three pools on one queue never start more of a key within a "

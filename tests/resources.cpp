@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <future>
 #include <memory>
 
 #include "real_system.hpp"
+#include "sqlite_files.hpp"
 
 using namespace std::chrono_literals;
 
@@ -134,4 +136,33 @@ TEST_CASE("a resource pool checks the job's inputs, not the resource" *
       pool::blocking_submit<std::string>(sys, *pool, 10s, std::string{"x"});
   REQUIRE(!bad);
   CHECK(pool::is(bad.error(), pool::pool_errc::wrong_input_type));
+}
+
+TEST_CASE("a resource pool keeps its queue where the options say: a durable "
+          "file" * doctest::timeout(30)) {
+  // (It used to take an in-memory queue whatever the options said.)
+  pool::test::temp_dir dir;
+  auto path = dir.path + "/resources.db";
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_resource_pool(
+      sys, [] { return 2; }, [](int& factor, int x) { return factor * x; },
+      pool::pool_options{}.workers(1).durable(path));
+  REQUIRE(pool);
+  auto r = pool::blocking_submit<int>(sys, *pool, 10s, 21);
+  REQUIRE(r);
+  CHECK(*r == 42);
+  CHECK(std::filesystem::exists(path));
+  caf::anon_send_exit(*pool, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a resource pool refuses bad options before it opens a store" *
+          doctest::timeout(30)) {
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = pool::spawn_resource_pool(
+      sys, [] { return 2; }, [](int& factor, int x) { return factor * x; },
+      pool::pool_options{}.workers(0));
+  REQUIRE(!pool);
+  CHECK(pool::is(pool.error(), pool::pool_errc::invalid_option));
 }

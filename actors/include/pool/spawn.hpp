@@ -161,9 +161,9 @@ caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
 /// `pool::resource_broken` retires its worker and resource; the replacement
 /// makes a fresh one. Otherwise as `spawn_pool`.
 template <class Factory, class F>
-caf::expected<caf::actor> spawn_resource_pool(
-    caf::actor_system& sys, Factory make, F fn, pool_options opts = {},
-    std::shared_ptr<work_store> store = std::make_shared<memory_store>()) {
+caf::expected<caf::actor>
+spawn_resource_pool(caf::actor_system& sys, Factory make, F fn,
+                    pool_options opts, std::shared_ptr<work_store> store) {
   static_assert(detail::is_plain_job_v<F>, POOL_PLAIN_JOB_SENTENCE);
   if constexpr (detail::is_plain_job_v<F>) {
     using traits = detail::resource_job_traits<F>;
@@ -196,6 +196,22 @@ caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
   if (!store)
     return std::move(store.error());
   return spawn_pool(sys, std::move(fn), std::move(opts), std::move(*store));
+}
+
+/// `spawn_resource_pool` with the store the options ask for, as above: in
+/// memory by default, an SQLite file with `opts.durable(path)`, PostgreSQL
+/// with `opts.postgres(conninfo)`. Blocks while opening a durable store.
+template <class Factory, class F>
+caf::expected<caf::actor> spawn_resource_pool(caf::actor_system& sys,
+                                              Factory make, F fn,
+                                              pool_options opts = {}) {
+  if (auto err = opts.validate())
+    return err;
+  auto store = store_for(sys, opts);
+  if (!store)
+    return std::move(store.error());
+  return spawn_resource_pool(sys, std::move(make), std::move(fn),
+                             std::move(opts), std::move(*store));
 }
 
 namespace detail {
