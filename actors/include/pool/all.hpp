@@ -6,6 +6,7 @@
 #include "pool/config_options.hpp"
 #include "pool/configure.hpp"
 #include "pool/cron.hpp"
+#include "pool/dedicated_worker.hpp"
 #include "pool/duration_text.hpp"
 #include "pool/errors.hpp"
 #include "pool/events.hpp"

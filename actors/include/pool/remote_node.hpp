@@ -17,6 +17,7 @@
 
 #include "pool/gatekeeper.hpp"
 #include "pool/remote_options.hpp"
+#include "pool/dedicated_worker.hpp"
 #include "pool/worker.hpp"
 
 namespace pool {

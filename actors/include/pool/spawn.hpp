@@ -20,6 +20,7 @@
 #include "pool/options.hpp"
 #include "pool/shepherd.hpp"
 #include "pool/store_factory.hpp"
+#include "pool/dedicated_worker.hpp"
 #include "pool/worker.hpp"
 
 /// The compiler's message for a job without one fixed signature.
