@@ -279,13 +279,13 @@ struct overlap {
   }
 };
 
-// Three pools of `workers` running `job` on the server's queue, each with
-// `flow`.
-template <class Job>
-std::vector<caf::actor> three_pools(caf::actor_system& sys,
-                                    const pool::test::pg_cluster& pg, Job job,
-                                    const key_flow_options& flow,
-                                    size_t workers) {
+// Three pools of `workers` on the server's queue, each with `flow`, each
+// made by `spawn(options)`.
+template <class Spawn>
+std::vector<caf::actor> three_pools_by(Spawn spawn,
+                                       const pool::test::pg_cluster& pg,
+                                       const key_flow_options& flow,
+                                       size_t workers) {
   std::vector<caf::actor> pools;
   for (int i = 0; i < 3; ++i) {
     auto opts = pool::pool_options{}
@@ -293,11 +293,40 @@ std::vector<caf::actor> three_pools(caf::actor_system& sys,
                   .postgres(pg.conninfo())
                   .key_flow(flow)
                   .log(pool::silent_log_hook());
-    auto p = pool::spawn_pool(sys, job, std::move(opts));
+    auto p = spawn(std::move(opts));
     REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
     pools.push_back(*p);
   }
   return pools;
+}
+
+// Three pools of `workers` running `job` on the server's queue, each with
+// `flow`.
+template <class Job>
+std::vector<caf::actor> three_pools(caf::actor_system& sys,
+                                    const pool::test::pg_cluster& pg, Job job,
+                                    const key_flow_options& flow,
+                                    size_t workers) {
+  return three_pools_by(
+    [&](pool::pool_options opts) {
+      return pool::spawn_pool(sys, job, std::move(opts));
+    },
+    pg, flow, workers);
+}
+
+// Enqueues `rounds` operations of each of `keys`, round the pools, each
+// with its key as input and concurrency key; returns how many.
+size_t enqueue_rounds(caf::scoped_actor& self,
+                      const std::vector<caf::actor>& pools,
+                      const std::vector<std::string>& keys, int rounds) {
+  size_t sent = 0;
+  for (int i = 0; i < rounds; ++i)
+    for (auto& key : keys) {
+      auto opts = pool::job_options{}.concurrency_key(key);
+      self->send(pools[sent++ % pools.size()], pool::enqueue_with_atom_v,
+                 opts, key);
+    }
+  return sent;
 }
 
 // Waits until `sent` enqueues were acknowledged and their operations
@@ -338,13 +367,7 @@ TEST_CASE("three pools on one queue never run more of a key at once than "
                 .key("wide", key_limit{2, std::nullopt});
   auto pools = three_pools(sys, pg, job, flow, 3);
   // 20 operations of each key, submitted round the three pools.
-  const std::vector<std::string> keys{"a", "b", "wide"};
-  size_t sent = 0;
-  for (int i = 0; i < 20; ++i)
-    for (auto& key : keys) {
-      auto opts = pool::job_options{}.concurrency_key(key);
-      self->send(pools[sent++ % 3], pool::enqueue_with_atom_v, opts, key);
-    }
+  auto sent = enqueue_rounds(self, pools, {"a", "b", "wide"}, 20);
   await_done(self, sent, 30s);
   std::lock_guard<std::mutex> guard{seen->mtx};
   MESSAGE("most at once: a " << seen->most["a"] << ", b " << seen->most["b"]
@@ -405,24 +428,12 @@ TEST_CASE("three pools on one queue never run more of a key at once than "
   auto flow = key_flow_options{}
                 .every_key(key_limit{1, std::nullopt})
                 .key("wide", key_limit{2, std::nullopt});
-  std::vector<caf::actor> pools;
-  for (int i = 0; i < 3; ++i) {
-    auto opts = pool::pool_options{}
-                  .workers(3)
-                  .postgres(pg.conninfo())
-                  .key_flow(flow)
-                  .log(pool::silent_log_hook());
-    auto p = pool::spawn_resource_pool(sys, connect, job, std::move(opts));
-    REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
-    pools.push_back(*p);
-  }
-  const std::vector<std::string> keys{"a", "b", "wide"};
-  size_t sent = 0;
-  for (int i = 0; i < 20; ++i)
-    for (auto& key : keys) {
-      auto opts = pool::job_options{}.concurrency_key(key);
-      self->send(pools[sent++ % 3], pool::enqueue_with_atom_v, opts, key);
-    }
+  auto pools = three_pools_by(
+    [&](pool::pool_options opts) {
+      return pool::spawn_resource_pool(sys, connect, job, std::move(opts));
+    },
+    pg, flow, 3);
+  auto sent = enqueue_rounds(self, pools, {"a", "b", "wide"}, 20);
   await_done(self, sent, 30s);
   for (auto& p : pools)
     self->send_exit(p, caf::exit_reason::user_shutdown);
