@@ -71,6 +71,15 @@ caf::message_handler submit_handler(Sink sink, caf::detail::type_list<Ts...>) {
   }
 }
 
+/// The store `opts` names, once `opts` passed validation (bad options
+/// touch no store). Blocks while opening a durable store.
+inline caf::expected<std::shared_ptr<work_store>>
+checked_store(caf::actor_system& sys, const pool_options& opts) {
+  if (auto err = opts.validate())
+    return err;
+  return store_for(sys, opts);
+}
+
 /// Validates `opts` and spawns a shepherd whose workers come from
 /// `spawn_worker`, whose input is `Args` and whose result is `Out`.
 template <class Args, class Out>
@@ -191,9 +200,7 @@ spawn_resource_pool(caf::actor_system& sys, Factory make, F fn,
 template <class F>
 caf::expected<caf::actor> spawn_pool(caf::actor_system& sys, F fn,
                                      pool_options opts = {}) {
-  if (auto err = opts.validate())
-    return err;
-  auto store = store_for(sys, opts);
+  auto store = detail::checked_store(sys, opts);
   if (!store)
     return std::move(store.error());
   return spawn_pool(sys, std::move(fn), std::move(opts), std::move(*store));
@@ -206,9 +213,7 @@ template <class Factory, class F>
 caf::expected<caf::actor> spawn_resource_pool(caf::actor_system& sys,
                                               Factory make, F fn,
                                               pool_options opts = {}) {
-  if (auto err = opts.validate())
-    return err;
-  auto store = store_for(sys, opts);
+  auto store = detail::checked_store(sys, opts);
   if (!store)
     return std::move(store.error());
   return spawn_resource_pool(sys, std::move(make), std::move(fn),
