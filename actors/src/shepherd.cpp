@@ -17,6 +17,7 @@
 #include "pool/detail/queue_link.hpp"
 #include "pool/detail/shepherd_core.hpp"
 #include "pool/spread.hpp"
+#include "shepherd_jobs.hpp"
 #include "subscribers.hpp"
 
 namespace pool {
@@ -401,14 +402,14 @@ caf::behavior shepherd_actor::make_behavior() {
       [this](pool_stats_atom) { return core_.stats(); },
       [this](pool_metrics_atom) { return core_.metrics(); },
       [this](list_jobs_atom, const job_filter& f) -> caf::result<job_page> {
-        return core_.jobs(f);
+        return detail::list_jobs(this, core_, queue_, f);
       },
       [this](retry_jobs_atom, const job_filter& f) -> caf::result<jobs_acted> {
-        return core_.retry_dead(f);
+        return detail::act_on_jobs(this, core_, queue_, f, false);
       },
       [this](discard_jobs_atom,
              const job_filter& f) -> caf::result<jobs_acted> {
-        return core_.discard_dead(f);
+        return detail::act_on_jobs(this, core_, queue_, f, true);
       },
       [this](resize_atom, uint64_t n) -> caf::result<void> {
         core_.resize(n, make_response_promise());

@@ -297,6 +297,24 @@ queue_core::reply queue_core::record(uint64_t operation) {
   return answer(caf::make_message(rec ? std::move(*rec) : operation_record{}));
 }
 
+queue_core::reply queue_core::jobs(const job_filter& filter,
+                                   caf::timespan dead_age) {
+  auto page = store_->list_jobs(filter, dead_age, fx_.now());
+  if (!page)
+    return refuse(std::move(page.error()));
+  return answer(caf::make_message(std::move(*page)), answer_type::read);
+}
+
+queue_core::reply queue_core::take_ended(const job_filter& filter,
+                                         uint64_t limit,
+                                         caf::timespan dead_age, bool discard) {
+  auto taken = store_->take_ended(filter, static_cast<size_t>(limit),
+                                  dead_age, discard, fx_.now());
+  if (!taken)
+    return refuse(std::move(taken.error()));
+  return answer(caf::make_message(std::move(*taken)));
+}
+
 void queue_core::prune() {
   // Soon again while whole batches go, else after the store's interval; a
   // failed round is tried again at the next interval.
@@ -381,6 +399,12 @@ caf::message_handler queue_core::handlers() {
     },
     [&core](queue_msg::record_atom, uint64_t operation) {
       return core.record(operation);
+    },
+    [&core](queue_msg::jobs_atom, const job_filter& filter,
+            caf::timespan dead_age) { return core.jobs(filter, dead_age); },
+    [&core](queue_msg::take_ended_atom, const job_filter& filter,
+            uint64_t limit, caf::timespan dead_age, bool discard) {
+      return core.take_ended(filter, limit, dead_age, discard);
     },
     [&core](queue_msg::flush_atom) { core.flush(); },
     [&core](queue_msg::prune_atom) { core.prune(); },

@@ -170,6 +170,17 @@ public:
 
   caf::error forget_failed(uint64_t operation) override;
 
+  /// Every store's operations on the queue (pg_jobs.cpp).
+  caf::expected<job_page> list_jobs(const job_filter& filter,
+                                    caf::timespan dead_age,
+                                    time_point now) override;
+
+  /// Locks what it takes (`FOR UPDATE SKIP LOCKED`) until the commit
+  /// (pg_jobs.cpp).
+  caf::expected<ended_taken> take_ended(const job_filter& filter,
+                                        size_t limit, caf::timespan dead_age,
+                                        bool discard, time_point now) override;
+
   std::optional<operation_record> lookup(uint64_t operation) override;
 
   uint64_t last_operation_id() override;

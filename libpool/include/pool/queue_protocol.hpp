@@ -46,6 +46,15 @@ using key_found_atom = caf::atom_constant<caf::atom("q_keyfound")>;
 /// `(q_record, uint64_t operation)`: replies `operation_record` (id 0 when
 /// unknown).
 using record_atom = caf::atom_constant<caf::atom("q_record")>;
+/// `(q_jobs, job_filter, timespan dead_age)`: a page of the jobs view read
+/// from a shared store, every shepherd's operations (`work_store::
+/// list_jobs`); replies `job_page`.
+using jobs_atom = caf::atom_constant<caf::atom("q_jobs")>;
+/// `(q_takeend, job_filter, uint64_t limit, timespan dead_age, bool
+/// discard)`: takes failed or cancelled operations out of a shared store
+/// for an operator's retry or discard (`work_store::take_ended`); replies
+/// `ended_taken` once that is durable.
+using take_ended_atom = caf::atom_constant<caf::atom("q_takeend")>;
 /// The queue's note to itself: commit the group and release its answers.
 using flush_atom = caf::atom_constant<caf::atom("q_flush")>;
 /// The queue's note to itself: delete what outlived the store's retention
@@ -75,6 +84,8 @@ constexpr forget_atom forget_v{};
 constexpr find_key_atom find_key_v{};
 constexpr key_found_atom key_found_v{};
 constexpr record_atom record_v{};
+constexpr jobs_atom jobs_v{};
+constexpr take_ended_atom take_ended_v{};
 constexpr flush_atom flush_v{};
 constexpr prune_atom prune_v{};
 constexpr renew_atom renew_v{};

@@ -14,6 +14,7 @@
 #include <caf/timespan.hpp>
 
 #include "pool/job_options.hpp"
+#include "pool/jobs.hpp"
 #include "pool/operation_record.hpp"
 #include "pool/work_record.hpp"
 
@@ -41,6 +42,15 @@ struct failed_operation {
   operation_record record;
   /// How long ago it failed.
   caf::timespan ago{0};
+};
+
+/// What `work_store::take_ended` took out of a shared store.
+struct ended_taken {
+  /// In id order: failed (`operation_failed`) or cancelled, with payload,
+  /// key, options, attempt history and the error its caller got.
+  std::vector<failed_operation> ops;
+  /// Operations that matched but were left (the limit was reached).
+  uint64_t left = 0;
 };
 
 /// The storage behind a queue actor. A store lives outside the queue actor
@@ -246,6 +256,38 @@ public:
     return caf::none;
   }
 
+  // -- the jobs view over a shared store ---------------------------------------
+
+  /// A page of the jobs view (`job_filter`, `job_page`) read from the store
+  /// itself: for a `shared()` store, every shepherd's operations on the
+  /// queue, not only this process's. Lists the unfinished ones (running
+  /// with the holding store's name as `holder`, waiting, delayed,
+  /// retrying) and those kept for a dead set (failed, cancelled) that
+  /// ended within `dead_age` before `now`; in id order, looking at no more
+  /// than `job_scan_budget` operations (then `next_after` is set). `total`
+  /// counts the unfinished ones. May block on I/O. Default: an empty page
+  /// (a store that is not shared is listed by its shepherd).
+  virtual caf::expected<job_page> list_jobs(const job_filter& /* filter */,
+                                            caf::timespan /* dead_age */,
+                                            time_point /* now */) {
+    return job_page{};
+  }
+
+  /// Takes out of a `shared()` store at most `limit` operations kept for a
+  /// dead set (failed or cancelled within `dead_age` before `now`) that
+  /// match `filter` as a listing's pages from `filter.after` on would (its
+  /// `limit` aside), in id order: for a retry (`discard` false) they are
+  /// deleted with their history, for the caller to submit again; for a
+  /// discard they are marked `discarded` (`lookup` says so until the
+  /// retention prunes them). Two stores never take the same operation. A
+  /// change: durable with the next `commit()`. Default: nothing taken.
+  virtual caf::expected<ended_taken>
+  take_ended(const job_filter& /* filter */, size_t /* limit */,
+             caf::timespan /* dead_age */, bool /* discard */,
+             time_point /* now */) {
+    return ended_taken{};
+  }
+
   /// Returns what the store knows about `operation`; `nullopt` for an
   /// unknown (or unreadable) one. Default: `nullopt`.
   virtual std::optional<operation_record> lookup(uint64_t /* operation */) {
@@ -324,3 +366,5 @@ public:
 };
 
 } // namespace pool
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(pool::ended_taken)

@@ -182,8 +182,12 @@ caf::error pg_store::finish(uint64_t operation, const caf::error& failure,
                              fmt::format("recording the failure of op#{}: "
                                          "cannot serialize it: {}",
                                          operation, describe(err)));
-    return finish_impl(operation, static_cast<int>(operation_state::failed), {},
-                       std::move(blob), now);
+    // (A running operation's cancel ends here: stored as cancelled, as a
+    // queued one's `remove` is.)
+    auto state = is(failure, pool_errc::cancelled) ? operation_state::cancelled
+                                                   : operation_state::failed;
+    return finish_impl(operation, static_cast<int>(state), {}, std::move(blob),
+                       now);
   } catch (...) {
     return on_exception();
   }

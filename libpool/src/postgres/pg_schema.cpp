@@ -438,6 +438,10 @@ caf::error pg_migrate(pg_conn& db, const std::string& schema, int upto) {
   return err;
 }
 
+std::string pg_statement_text(const char* text, const std::string& schema) {
+  return with_schema(text, schema);
+}
+
 std::string pg_batch_statement(pg_batch_sql s, const std::string& schema) {
   return with_schema(batch_sql[static_cast<size_t>(s)], schema);
 }

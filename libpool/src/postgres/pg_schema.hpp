@@ -75,6 +75,10 @@ enum class pg_batch_sql {
   renew_owned,
 };
 
+/// `text` for `schema`: every `{s}` the quoted schema name, every `{now}`
+/// the server's clock in nanoseconds (for statements run unprepared).
+std::string pg_statement_text(const char* text, const std::string& schema);
+
 /// The text of batch statement `s` for `schema`.
 std::string pg_batch_statement(pg_batch_sql s, const std::string& schema);
 

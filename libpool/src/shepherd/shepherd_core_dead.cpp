@@ -226,21 +226,38 @@ caf::expected<jobs_acted> shepherd_core::retry_dead(const job_filter& filter) {
     auto job = dead_.take(id);
     if (durable_) // (before the retry's key is looked up in the store)
       record(caf::make_message(queue_msg::forget_v, id), false);
-    submission sub;
-    sub.payload = std::move(job->payload);
-    sub.policy = job->policy;
-    sub.key = job->key;
-    // The failed operation's own key does not count against its retry.
-    sub.window = caf::timespan{0};
-    sub.concurrency_key = job->concurrency_key;
     auto next = table_.next_id();
-    submit(std::move(sub));
-    auto new_id = table_.next_id() != next ? next : uint64_t{0};
-    if (new_id == 0 && !job->key.empty())
-      new_id = table_.find_key(job->key); // an operation with its key runs
+    submit(retry_of(std::move(job->payload), job->policy, job->key,
+                    std::move(job->concurrency_key)));
     result.ids.push_back(id);
-    result.new_ids.push_back(new_id);
+    result.new_ids.push_back(new_id_since(next, job->key));
   }
+  note_retried(result);
+  return result;
+}
+
+submission shepherd_core::retry_of(caf::message payload,
+                                   const operation_policy& policy,
+                                   std::string key, std::string ckey) {
+  submission sub;
+  sub.payload = std::move(payload);
+  sub.policy = policy;
+  sub.key = std::move(key);
+  // The failed operation's own key does not count against its retry.
+  sub.window = caf::timespan{0};
+  sub.concurrency_key = std::move(ckey);
+  return sub;
+}
+
+uint64_t shepherd_core::new_id_since(uint64_t next, const std::string& key) {
+  if (table_.next_id() != next)
+    return next;
+  // None yet: parked, or its key looked up; or an operation with its key
+  // runs already.
+  return key.empty() ? uint64_t{0} : table_.find_key(key);
+}
+
+void shepherd_core::note_retried(jobs_acted& result) {
   result.note =
       "retried " + std::to_string(result.ids.size()) + " as new operations";
   if (!result.ids.empty())
@@ -254,6 +271,57 @@ caf::expected<jobs_acted> shepherd_core::retry_dead(const job_filter& filter) {
                    " stay in the dead set: the queue is full (capacity " +
                    std::to_string(adm_.capacity().value_or(0)) +
                    "), retry them later";
+}
+
+caf::expected<uint64_t> shepherd_core::retry_room(const job_filter& filter) {
+  if (auto why = check(filter) + check_dead(filter); !why.empty())
+    return bad_filter("retry_jobs", std::move(why));
+  if (draining())
+    return caf::make_error(pool_errc::closed,
+                           std::string{"the pool is draining"});
+  // At most this many in one go; a larger dead set is retried in turns.
+  constexpr uint64_t most = 10'000;
+  auto cap = adm_.capacity();
+  if (!cap)
+    return most;
+  auto held = table_.waiting() + adm_.looking_up();
+  return held >= *cap ? uint64_t{0} : std::min<uint64_t>(most, *cap - held);
+}
+
+jobs_acted shepherd_core::retry_taken(ended_taken& taken) {
+  // The store deleted them: each is accepted now, whatever came into the
+  // queue since the room was measured (nothing taken is lost).
+  jobs_acted result;
+  for (auto& x : taken.ops) {
+    auto& rec = x.record;
+    static_cast<void>(dead_.take(rec.id)); // (this process's copy, if any)
+    auto sub = retry_of(std::move(rec.payload), policy_of(rec.options),
+                        rec.key, rec.options.concurrency_key());
+    sub.intake = waits_.arrive(); // (as `submit` does)
+    auto next = table_.next_id();
+    if (sub.key.empty())
+      accept(std::move(sub));
+    else
+      submit_unique(std::move(sub));
+    result.ids.push_back(rec.id);
+    result.new_ids.push_back(new_id_since(next, rec.key));
+  }
+  result.kept = taken.left;
+  note_retried(result);
+  return result;
+}
+
+jobs_acted shepherd_core::discard_taken(const ended_taken& taken) {
+  jobs_acted result;
+  auto t = now();
+  for (auto& x : taken.ops) {
+    dead_.discard(x.record.id, t); // (this process's copy, if any)
+    result.ids.push_back(x.record.id);
+  }
+  result.note = "discarded " + std::to_string(result.ids.size());
+  if (taken.left > 0)
+    result.note += "; " + std::to_string(taken.left) +
+                   " more match: discard again for them";
   return result;
 }
 

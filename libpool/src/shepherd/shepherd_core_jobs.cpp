@@ -90,4 +90,20 @@ void shepherd_core::list_table(const job_filter& filter, job_page& page) {
     page.next_after = last;
 }
 
+void shepherd_core::own_part(job_page& page) {
+  // The store names the holding store; here, which worker since when.
+  auto t = now();
+  for (auto& x : page.jobs) {
+    if (x.state != job_state::running)
+      continue;
+    auto op = table_.find(x.id);
+    if (op == nullptr || op->phase != operation_phase::held
+        || op->sent_ahead())
+      continue;
+    auto worker = "worker " + std::to_string(op->holder.index);
+    x.holder = x.holder.empty() ? worker : worker + " of " + x.holder;
+    x.since = t - op->stamp;
+  }
+}
+
 } // namespace pool

@@ -136,6 +136,14 @@ public:
   /// `(q_record, op)` -> `operation_record` (id 0: unknown).
   reply record(uint64_t operation);
 
+  /// `(q_jobs, filter, dead_age)` -> `job_page` (a read).
+  reply jobs(const job_filter& filter, caf::timespan dead_age);
+
+  /// `(q_takeend, filter, limit, dead_age, discard)` -> `ended_taken` (a
+  /// change).
+  reply take_ended(const job_filter& filter, uint64_t limit,
+                   caf::timespan dead_age, bool discard);
+
   // -- the queue's own messages ---------------------------------------------
 
   /// `(q_flush)`: commits the group and releases its answers.

@@ -97,6 +97,39 @@ public:
   /// dead set (and a durable store) for good.
   caf::expected<jobs_acted> discard_dead(const job_filter& filter);
 
+  // -- the jobs view over a shared store (shepherd_core_jobs.cpp) -----------
+  //
+  // With other shepherds on the store's queue, the actor asks the queue
+  // (`q_jobs`, `q_takeend`) instead of calling `jobs`, `retry_dead` and
+  // `discard_dead`, and finishes here.
+
+  /// Whether the jobs view, retries and discards go to the store: other
+  /// shepherds share its queue (`work_store::shared`).
+  bool jobs_from_store() const noexcept {
+    return shared_;
+  }
+
+  /// How long ago an ended job may have ended to be listed (the dead set's
+  /// age bound; zero when the dead set is off).
+  caf::timespan dead_age() const noexcept {
+    return dead_.enabled() ? dead_.max_age() : caf::timespan::zero();
+  }
+
+  /// The store's page: this process's running jobs get their worker and
+  /// the time since their attempt began.
+  void own_part(job_page& page);
+
+  /// The most a retry may take out of the store now (the room the queue
+  /// has), or why it may take none (a bad filter, draining).
+  caf::expected<uint64_t> retry_room(const job_filter& filter);
+
+  /// The jobs the store gave for a retry go through `submit` as new
+  /// operations (shepherd_core_dead.cpp).
+  jobs_acted retry_taken(ended_taken& taken);
+
+  /// The jobs the store marked discarded leave this process's dead set.
+  jobs_acted discard_taken(const ended_taken& taken);
+
   /// The dead set (for tests: its size stays within its bound).
   const dead_set& dead() const noexcept {
     return dead_;
@@ -310,6 +343,15 @@ private:
     return dead_.size(job_state::failed);
   }
 
+  /// A retry of a dead job as a new operation's submit.
+  static submission retry_of(caf::message payload,
+                             const operation_policy& policy, std::string key,
+                             std::string ckey);
+  /// The id of the operation a retry's submit made, given the table's next
+  /// id before it; 0 when none yet.
+  uint64_t new_id_since(uint64_t next, const std::string& key);
+  /// What a retry says to the operator.
+  void note_retried(jobs_acted& result);
   /// The ids of the failed jobs matching `filter`, in id order.
   std::vector<uint64_t> dead_matching(const job_filter& filter);
 

@@ -1,0 +1,161 @@
+// The jobs view of pools on one shared PostgreSQL queue, against a private
+// server: whichever pool serves the page lists every pool's operations
+// (waiting, delayed, failed for good), and retries or discards another
+// pool's failures; a discarded one reads as discarded everywhere.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pg_fixture.hpp"
+#include "real_system.hpp"
+
+using namespace std::chrono_literals;
+using pool::job_state;
+
+namespace {
+
+// Fails negative inputs until healed.
+struct healing {
+  std::shared_ptr<std::atomic<bool>> healed =
+    std::make_shared<std::atomic<bool>>(false);
+
+  auto job() const {
+    return [healed = healed](int x) -> int {
+      if (x < 0 && !*healed)
+        throw std::runtime_error("negative input " + std::to_string(x));
+      return x;
+    };
+  }
+};
+
+template <class T>
+T ask(caf::scoped_actor& self, const caf::actor& p, caf::message msg) {
+  T result;
+  self->request(p, 10s, std::move(msg))
+    .receive([&](T& x) { result = std::move(x); },
+             [](caf::error& err) { FAIL(pool::describe(err)); });
+  return result;
+}
+
+pool::job_page page_of(caf::scoped_actor& self, const caf::actor& p,
+                       std::optional<job_state> state) {
+  pool::job_filter f;
+  f.state = state;
+  return ask<pool::job_page>(self, p, caf::make_message(pool::list_jobs_v, f));
+}
+
+std::vector<uint64_t> ids_of(const pool::job_page& page) {
+  std::vector<uint64_t> result;
+  for (auto& x : page.jobs)
+    result.push_back(x.id);
+  return result;
+}
+
+// Asks until `pred(page)` holds for a page of `state`, at most 20 s.
+template <class Pred>
+pool::job_page await_page(caf::scoped_actor& self, const caf::actor& p,
+                          std::optional<job_state> state, Pred pred) {
+  auto until = std::chrono::steady_clock::now() + 20s;
+  for (;;) {
+    auto page = page_of(self, p, state);
+    if (pred(page))
+      return page;
+    if (std::chrono::steady_clock::now() > until) {
+      FAIL("the page never came: " << page.jobs.size() << " jobs");
+      return page;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+// The status of `id` as pool `p` tells it; none while it does not know it
+// (its store has no row of it yet).
+std::optional<pool::operation_state>
+state_of(caf::scoped_actor& self, const caf::actor& p, uint64_t id) {
+  std::optional<pool::operation_state> result;
+  self->request(p, 10s, pool::op_status_atom_v, id)
+    .receive([&](pool::operation_record& x) { result = x.state; },
+             [](caf::error&) {});
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("pools on one PostgreSQL queue each list every pool's jobs, and "
+          "retry or discard another pool's failures" *
+          doctest::timeout(120)) {
+  pool::test::pg_cluster pg;
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  healing h;
+  auto spawn = [&] {
+    auto p = pool::spawn_pool(sys, h.job(),
+                              pool::pool_options{}
+                                .workers(1)
+                                .max_attempts(1)
+                                .postgres(pg.conninfo())
+                                .log(pool::silent_log_hook()));
+    REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
+    return *p;
+  };
+  auto a = spawn();
+  auto b = spawn();
+  // Pool a accepts them all; either pool may run them.
+  auto enqueue = [&](int x, pool::job_options opts = {}) {
+    return ask<uint64_t>(self, a,
+                         caf::make_message(pool::enqueue_with_atom_v, opts, x));
+  };
+  auto first = enqueue(-1);
+  auto second = enqueue(-2);
+  auto later = enqueue(3, pool::job_options{}.delay(1h));
+  // Pool b lists pool a's failures and its delayed job.
+  auto failed = await_page(self, b, job_state::failed,
+                           [](auto& x) { return x.jobs.size() == 2; });
+  CHECK(ids_of(failed) == std::vector<uint64_t>{first, second});
+  CHECK(failed.jobs[0].last_error.find("negative input -1")
+        != std::string::npos);
+  CHECK(failed.jobs[0].payload == "(-1)");
+  auto delayed = page_of(self, b, job_state::delayed);
+  CHECK(ids_of(delayed) == std::vector<uint64_t>{later});
+  CHECK(page_of(self, b, std::nullopt).total == 1);
+  // Pool a lists the same, whichever pool ran them.
+  CHECK(ids_of(page_of(self, a, job_state::failed)) == ids_of(failed));
+  // Pool b retries the first as a new operation, which runs.
+  h.healed->store(true);
+  pool::job_filter f;
+  f.id = first;
+  auto retried = ask<pool::jobs_acted>(
+    self, b, caf::make_message(pool::retry_jobs_v, f));
+  REQUIRE(retried.ids == std::vector<uint64_t>{first});
+  REQUIRE(retried.new_ids.size() == 1);
+  auto again = retried.new_ids.front();
+  REQUIRE(again != 0);
+  auto until = std::chrono::steady_clock::now() + 20s;
+  while (state_of(self, b, again) != pool::operation_state::done
+         && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+  CHECK(state_of(self, a, again) == pool::operation_state::done);
+  // A retry that comes second finds nothing left to take.
+  CHECK(ask<pool::jobs_acted>(self, a,
+                              caf::make_message(pool::retry_jobs_v, f))
+          .ids.empty());
+  // Pool a discards the second: a note that both pools read.
+  f.id = second;
+  auto discarded = ask<pool::jobs_acted>(
+    self, a, caf::make_message(pool::discard_jobs_v, f));
+  CHECK(discarded.ids == std::vector<uint64_t>{second});
+  CHECK(state_of(self, a, second) == pool::operation_state::discarded);
+  CHECK(state_of(self, b, second) == pool::operation_state::discarded);
+  CHECK(page_of(self, b, job_state::failed).jobs.empty());
+  CHECK(page_of(self, a, job_state::failed).jobs.empty());
+  for (auto& p : {a, b})
+    self->send_exit(p, caf::exit_reason::user_shutdown);
+}
