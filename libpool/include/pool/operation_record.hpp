@@ -28,8 +28,9 @@ enum class operation_state : uint8_t {
   /// Removed from the queue before it finished.
   cancelled = 4,
   /// Failed for good, then discarded from the dead set by an operator.
-  /// Only the shepherd's memory says so (`op_status`), for as long as its
-  /// dead set's bounds keep the note; never stored.
+  /// The shepherd's memory says so (`op_status`), for as long as its dead
+  /// set's bounds keep the note; a shared store (`pg_store`) keeps it too,
+  /// until its retention prunes it.
   discarded = 5,
   /// Failed by a drain's deadline before it ended (stored as `failed`).
   stopped = 6,

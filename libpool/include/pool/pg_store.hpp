@@ -81,7 +81,7 @@ public:
 
   /// The schema version this build reads and writes; older schemas are
   /// migrated at open.
-  static constexpr int32_t schema_version = 6;
+  static constexpr int32_t schema_version = 7;
 
   /// Connects to the server `conninfo` names (a `postgres://` URI or
   /// `key=value` pairs, as libpq takes them), creates or migrates the

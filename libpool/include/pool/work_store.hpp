@@ -265,7 +265,8 @@ public:
   /// retrying) and those kept for a dead set (failed, cancelled) that
   /// ended within `dead_age` before `now`; in id order, looking at no more
   /// than `job_scan_budget` operations (then `next_after` is set). `total`
-  /// counts the unfinished ones. May block on I/O. Default: an empty page
+  /// counts the unfinished ones (an estimate a store may cache briefly).
+  /// May block on I/O. Default: an empty page
   /// (a store that is not shared is listed by its shepherd).
   virtual caf::expected<job_page> list_jobs(const job_filter& /* filter */,
                                             caf::timespan /* dead_age */,

@@ -24,29 +24,35 @@ using detail::db_value;
 
 // One page. $1 queue, $2 after, $3 scan budget, $4 id (0: any), $5 now,
 // $6 ended since, $7 job_state (NULL: any), $8 key (NULL: any),
-// $9 priority (NULL: any), $10 limit, $11 payloads (0 or 1). Looks at the
-// next $3 operations by id, classifies them as `job_state` (NULL: done,
-// discarded, or ended before $6), picks the page; one row with NULLs when
-// it picks none (the scan's count and last id still say how far it got).
+// $9 priority (NULL: any), $10 limit, $11 payloads (0 or 1). Walks the
+// next $3 operations by id (the primary key's order: the walk stops as
+// soon as the page is full), classifies each as `job_state` (NULL: done,
+// discarded, or ended before $6), numbers them (`rn`: how far the walk
+// got), and picks the page.
 constexpr const char* list_sql =
-    "WITH scanned AS (SELECT id, state, attempt, due, priority, key, ckey, "
-    "submitted, finished, owner FROM {s}.operations WHERE queue = $1 AND "
-    "id > $2 AND ($4::bigint = 0 OR id = $4) ORDER BY id LIMIT $3), "
-    "classified AS (SELECT *, CASE WHEN state = 1 THEN 0 WHEN state = 0 AND "
-    "attempt > 1 THEN 3 WHEN state = 0 AND due > $5 THEN 2 WHEN state = 0 "
-    "THEN 1 WHEN state = 3 AND finished >= $6 THEN 4 WHEN state = 4 AND "
-    "finished >= $6 THEN 5 END AS js FROM scanned), picked AS (SELECT * "
-    "FROM classified WHERE js IS NOT NULL AND ($7::int IS NULL OR js = $7) "
-    "AND ($8::text IS NULL OR key = $8 OR ckey = $8) AND ($9::int IS NULL "
-    "OR priority = $9) ORDER BY id LIMIT $10), seen AS (SELECT count(*) AS "
-    "n, coalesce(max(id), 0) AS last FROM scanned) SELECT seen.n, "
-    "seen.last, (SELECT count(*) FROM {s}.operations WHERE queue = $1 AND "
-    "state = 0) + (SELECT count(*) FROM {s}.operations WHERE queue = $1 AND "
-    "state = 1), p.id, p.js, p.attempt, p.priority, p.key, p.ckey, "
-    "p.submitted, p.due, p.finished, p.owner, CASE WHEN $11::int = 1 THEN "
-    "o.payload END, CASE WHEN p.js >= 4 THEN o.error END FROM seen LEFT "
-    "JOIN picked p ON true LEFT JOIN {s}.operations o ON o.id = p.id ORDER "
-    "BY p.id";
+    "SELECT p.id, p.js, p.attempt, p.priority, p.key, p.ckey, p.submitted, "
+    "p.due, p.finished, p.owner, CASE WHEN $11::int = 1 THEN o.payload END, "
+    "CASE WHEN p.js >= 4 THEN o.error END, p.rn FROM (SELECT * FROM (SELECT "
+    "id, attempt, due, priority, key, ckey, submitted, finished, owner, "
+    "row_number() OVER (ORDER BY id) AS rn, CASE WHEN state = 1 THEN 0 WHEN "
+    "state = 0 AND attempt > 1 THEN 3 WHEN state = 0 AND due > $5 THEN 2 "
+    "WHEN state = 0 THEN 1 WHEN state = 3 AND finished >= $6 THEN 4 WHEN "
+    "state = 4 AND finished >= $6 THEN 5 END AS js FROM {s}.operations WHERE "
+    "queue = $1 AND id > $2 AND ($4::bigint = 0 OR id = $4) ORDER BY id "
+    "LIMIT $3) AS w WHERE js IS NOT NULL AND ($7::int IS NULL OR js = $7) "
+    "AND ($8::text IS NULL OR key = $8 OR ckey = $8) AND ($9::int IS NULL OR "
+    "priority = $9) ORDER BY id LIMIT $10) AS p JOIN {s}.operations o ON "
+    "o.id = p.id ORDER BY p.id";
+
+// A page that is not full walked its whole range: how many operations
+// that was, and the last id. $1 queue, $2 after, $3 scan budget.
+constexpr const char* walked_sql =
+    "SELECT count(*), coalesce(max(id), 0) FROM (SELECT id FROM "
+    "{s}.operations WHERE queue = $1 AND id > $2 ORDER BY id LIMIT $3) AS w";
+
+// The operations held by some store now.
+constexpr const char* running_sql =
+    "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1";
 
 // The attempt histories of $1 (an array of ids), oldest first.
 constexpr const char* history_sql =
@@ -140,43 +146,38 @@ caf::expected<job_page> pg_store::list_jobs(const job_filter& filter,
       return std::move(rows.error());
     auto res = rows->get();
     job_page page;
-    page.scanned = static_cast<uint64_t>(detail::pg_int(res, 0, 0));
-    auto last = static_cast<uint64_t>(detail::pg_int(res, 0, 1));
-    page.total = static_cast<uint64_t>(detail::pg_int(res, 0, 2));
     std::unordered_map<uint64_t, size_t> index;
     std::vector<uint64_t> with_history;
     for (int i = 0; i < PQntuples(res); ++i) {
-      if (detail::pg_null(res, i, 3))
-        break; // (none picked)
       auto load = [&](int col, auto& out) {
         return detail::load(sys_, PQgetvalue(res, i, col),
                             static_cast<size_t>(PQgetlength(res, i, col)), out);
       };
       job_info x;
-      x.id = static_cast<uint64_t>(detail::pg_int(res, i, 3));
-      x.state = static_cast<job_state>(detail::pg_int(res, i, 4));
-      x.attempt = static_cast<uint32_t>(detail::pg_int(res, i, 5));
-      x.priority = static_cast<int32_t>(detail::pg_int(res, i, 6));
-      x.key = detail::pg_text(res, i, 7);
-      x.concurrency_key = detail::pg_text(res, i, 8);
-      x.age = caf::timespan{t - detail::pg_int(res, i, 9)};
+      x.id = static_cast<uint64_t>(detail::pg_int(res, i, 0));
+      x.state = static_cast<job_state>(detail::pg_int(res, i, 1));
+      x.attempt = static_cast<uint32_t>(detail::pg_int(res, i, 2));
+      x.priority = static_cast<int32_t>(detail::pg_int(res, i, 3));
+      x.key = detail::pg_text(res, i, 4);
+      x.concurrency_key = detail::pg_text(res, i, 5);
+      x.age = caf::timespan{t - detail::pg_int(res, i, 6)};
       auto ended = x.state == job_state::failed
                    || x.state == job_state::cancelled;
       // Running: since when is not stored (the holder's jobs view says).
       if (ended)
-        x.since = caf::timespan{t - detail::pg_int(res, i, 11)};
+        x.since = caf::timespan{t - detail::pg_int(res, i, 8)};
       else if (x.state != job_state::running)
-        x.since = caf::timespan{t - detail::pg_int(res, i, 10)};
+        x.since = caf::timespan{t - detail::pg_int(res, i, 7)};
       if (x.state == job_state::running)
-        x.holder = detail::pg_text(res, i, 12);
-      if (!detail::pg_null(res, i, 13)) {
+        x.holder = detail::pg_text(res, i, 9);
+      if (!detail::pg_null(res, i, 10)) {
         caf::message payload;
-        x.payload = load(13, payload) ? std::string{"<unreadable>"}
+        x.payload = load(10, payload) ? std::string{"<unreadable>"}
                                       : job_payload_text(payload);
       }
       if (ended) {
         caf::error err;
-        if (detail::pg_null(res, i, 14) || load(14, err))
+        if (detail::pg_null(res, i, 11) || load(11, err))
           err = ended_error(x.state == job_state::cancelled ? 4 : 3, x.id);
         x.last_error = describe(err);
       }
@@ -187,13 +188,36 @@ caf::expected<job_page> pg_store::list_jobs(const job_filter& filter,
       page.jobs.push_back(std::move(x));
     }
     // As the shepherd's own view: more may follow if the page is full or
-    // the scan used its budget (unless it asked for one id).
-    if (filter.id == 0) {
-      if (page.jobs.size() == filter.limit)
+    // the walk used its budget (unless it asked for one id).
+    if (page.jobs.size() == filter.limit) {
+      auto n = PQntuples(res);
+      page.scanned = static_cast<uint64_t>(detail::pg_int(res, n - 1, 12));
+      if (filter.id == 0)
         page.next_after = page.jobs.back().id;
-      else if (page.scanned == job_scan_budget)
-        page.next_after = last;
+    } else {
+      auto walked = group_->read([&] {
+        return db_->query(detail::pg_statement_text(walked_sql,
+                                                    opts_.schema()),
+                          {args[0], args[1], args[2]}, "listing the queue");
+      });
+      if (!walked)
+        return std::move(walked.error());
+      page.scanned = static_cast<uint64_t>(detail::pg_int(walked->get(), 0, 0));
+      if (filter.id == 0 && page.scanned == job_scan_budget)
+        page.next_after =
+            static_cast<uint64_t>(detail::pg_int(walked->get(), 0, 1));
     }
+    // Unfinished: the queue's counts (as the claims read them) and what
+    // every store holds.
+    auto held = group_->read([&] {
+      return db_->query(detail::pg_statement_text(running_sql, opts_.schema()),
+                        {args[0]}, "counting the queue's running jobs");
+    });
+    if (!held)
+      return std::move(held.error());
+    refresh_counts(now);
+    page.total = counts_.available + counts_.delayed
+                 + static_cast<uint64_t>(detail::pg_int(held->get(), 0, 0));
     if (with_history.empty())
       return page;
     auto h = group_->read([&] {

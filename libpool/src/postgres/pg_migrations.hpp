@@ -127,6 +127,15 @@ CREATE TRIGGER operations_key_spent AFTER UPDATE OF state ON {s}.operations
   EXECUTE FUNCTION {s}.key_spent_on_release();
 UPDATE {s}.meta SET value = '6' WHERE name = 'schema_version';
 )sql",
+    // 7: the dead set's reads (a restarted pool's `select_failed`, the jobs
+    // view's failed and cancelled operations, an operator's retry or
+    // discard) through an index of their own: `operations_finished` holds
+    // every success kept as well, which they stepped over.
+    R"sql(
+CREATE INDEX operations_ended ON {s}.operations (queue, finished)
+  WHERE state IN (3, 4);
+UPDATE {s}.meta SET value = '7' WHERE name = 'schema_version';
+)sql",
 };
 
 } // namespace pool::detail
