@@ -125,7 +125,7 @@ TEST_CASE("pools on one PostgreSQL queue each list every pool's jobs, and "
   CHECK(failed.jobs[0].payload == "(-1)");
   auto delayed = page_of(self, b, job_state::delayed);
   CHECK(ids_of(delayed) == std::vector<uint64_t>{later});
-  CHECK(page_of(self, b, std::nullopt).total >= 1); // (an estimate)
+  CHECK(page_of(self, b, std::nullopt).total == 1);
   // Pool a lists the same, whichever pool ran them.
   CHECK(ids_of(page_of(self, a, job_state::failed)) == ids_of(failed));
   // Pool b retries the first as a new operation, which runs.

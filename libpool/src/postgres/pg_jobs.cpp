@@ -5,6 +5,7 @@
 // store recorded. Operator requests, not the per-operation path: the
 // statements run unprepared.
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <caf/actor_system.hpp>
@@ -28,16 +29,21 @@ using detail::db_value;
 // next $3 operations by id (the primary key's order: the walk stops as
 // soon as the page is full), classifies each as `job_state` (NULL: done,
 // discarded, or ended before $6), numbers them (`rn`: how far the walk
-// got), and picks the page.
+// got), and picks the page. A claimed entry that its store has not handed
+// to a worker yet (beyond the store's `owners.handed`, as `reclaim` tells
+// started attempts) is waiting, not running.
 constexpr const char* list_sql =
     "SELECT p.id, p.js, p.attempt, p.priority, p.key, p.ckey, p.submitted, "
     "p.due, p.finished, p.owner, CASE WHEN $11::int = 1 THEN o.payload END, "
     "CASE WHEN p.js >= 4 THEN o.error END, p.rn FROM (SELECT * FROM (SELECT "
     "id, attempt, due, priority, key, ckey, submitted, finished, owner, "
-    "row_number() OVER (ORDER BY id) AS rn, CASE WHEN state = 1 THEN 0 WHEN "
+    "row_number() OVER (ORDER BY id) AS rn, CASE WHEN state = 1 AND "
+    "coalesce(o.handout <= coalesce((SELECT handed FROM {s}.owners w WHERE "
+    "w.owner = o.owner), 0), true) THEN 0 WHEN state = 1 THEN 1 WHEN "
     "state = 0 AND attempt > 1 THEN 3 WHEN state = 0 AND due > $5 THEN 2 "
     "WHEN state = 0 THEN 1 WHEN state = 3 AND finished >= $6 THEN 4 WHEN "
-    "state = 4 AND finished >= $6 THEN 5 END AS js FROM {s}.operations WHERE "
+    "state = 4 AND finished >= $6 THEN 5 END AS js FROM {s}.operations o "
+    "WHERE "
     "queue = $1 AND id > $2 AND ($4::bigint = 0 OR id = $4) ORDER BY id "
     "LIMIT $3) AS w WHERE js IS NOT NULL AND ($7::int IS NULL OR js = $7) "
     "AND ($8::text IS NULL OR key = $8 OR ckey = $8) AND ($9::int IS NULL OR "
@@ -50,9 +56,16 @@ constexpr const char* walked_sql =
     "SELECT count(*), coalesce(max(id), 0) FROM (SELECT id FROM "
     "{s}.operations WHERE queue = $1 AND id > $2 ORDER BY id LIMIT $3) AS w";
 
-// The operations held by some store now.
-constexpr const char* running_sql =
-    "SELECT count(*) FROM {s}.operations WHERE queue = $1 AND state = 1";
+// The unfinished operations: queued (counted up to $2) and held by some
+// store. $1 queue, $2 cap.
+constexpr const char* unfinished_sql =
+    "SELECT (SELECT count(*) FROM (SELECT 1 FROM {s}.operations WHERE queue "
+    "= $1 AND state = 0 LIMIT $2) AS q), (SELECT count(*) FROM "
+    "{s}.operations WHERE queue = $1 AND state = 1)";
+
+// Queued operations counted exactly for a page's `total`; beyond, the
+// store's own counts (a million take 100-120 ms to count).
+constexpr int64_t exact_total = 100'000;
 
 // The attempt histories of $1 (an array of ids), oldest first.
 constexpr const char* history_sql =
@@ -207,17 +220,21 @@ caf::expected<job_page> pg_store::list_jobs(const job_filter& filter,
         page.next_after =
             static_cast<uint64_t>(detail::pg_int(walked->get(), 0, 1));
     }
-    // Unfinished: the queue's counts (as the claims read them) and what
-    // every store holds.
-    auto held = group_->read([&] {
-      return db_->query(detail::pg_statement_text(running_sql, opts_.schema()),
-                        {args[0]}, "counting the queue's running jobs");
+    auto counted = group_->read([&] {
+      return db_->query(detail::pg_statement_text(unfinished_sql,
+                                                  opts_.schema()),
+                        {args[0], exact_total}, "counting the queue's jobs");
     });
-    if (!held)
-      return std::move(held.error());
-    refresh_counts(now);
-    page.total = counts_.available + counts_.delayed
-                 + static_cast<uint64_t>(detail::pg_int(held->get(), 0, 0));
+    if (!counted)
+      return std::move(counted.error());
+    auto queued = detail::pg_int(counted->get(), 0, 0);
+    if (queued == exact_total) { // (a long queue: as the claims count it)
+      refresh_counts(now);
+      queued = std::max(queued, static_cast<int64_t>(counts_.available
+                                                     + counts_.delayed));
+    }
+    page.total = static_cast<uint64_t>(queued
+                                       + detail::pg_int(counted->get(), 0, 1));
     if (with_history.empty())
       return page;
     auto h = group_->read([&] {
