@@ -1,7 +1,8 @@
 // The jobs view of pools on one shared PostgreSQL queue, against a private
 // server: whichever pool serves the page lists every pool's operations
 // (waiting, delayed, failed for good), and retries or discards another
-// pool's failures; a discarded one reads as discarded everywhere.
+// pool's failures; a discarded one reads as discarded everywhere; the
+// HTTP endpoint of one process shows and retries another's failures.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -13,7 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
 #include "pg_fixture.hpp"
+#include "pool/http.hpp"
 #include "real_system.hpp"
 
 using namespace std::chrono_literals;
@@ -156,6 +161,77 @@ TEST_CASE("pools on one PostgreSQL queue each list every pool's jobs, and "
   CHECK(state_of(self, b, second) == pool::operation_state::discarded);
   CHECK(page_of(self, b, job_state::failed).jobs.empty());
   CHECK(page_of(self, a, job_state::failed).jobs.empty());
+  for (auto& p : {a, b})
+    self->send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("the HTTP page of one process lists and retries the failures of "
+          "another process's pool on the same queue" *
+          doctest::timeout(120)) {
+  using json = nlohmann::json;
+  pool::test::pg_cluster pg;
+  pool::test::real_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  healing h;
+  auto spawn = [&] {
+    auto p = pool::spawn_pool(sys, h.job(),
+                              pool::pool_options{}
+                                .workers(1)
+                                .max_attempts(1)
+                                .postgres(pg.conninfo())
+                                .log(pool::silent_log_hook()));
+    REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
+    return *p;
+  };
+  auto a = spawn();
+  auto b = spawn();
+  // Only pool b is served; pool a accepts the job.
+  const std::string token = "0123456789abcdef-operator";
+  pool::http_options opts;
+  opts.token = token;
+  opts.log = pool::silent_log_hook();
+  auto ep = pool::serve_http(sys, {{"b", b}}, opts);
+  REQUIRE_MESSAGE(ep, pool::describe(ep.error()));
+  httplib::Client cli{"127.0.0.1", (*ep)->port()};
+  cli.set_read_timeout(10, 0);
+  httplib::Headers bearer{{"Authorization", "Bearer " + token}};
+  auto id = ask<uint64_t>(self, a, caf::make_message(pool::enqueue_atom_v, -5));
+  json page;
+  auto until = std::chrono::steady_clock::now() + 20s;
+  do {
+    auto res = cli.Get("/api/pools/b/jobs?state=failed", bearer);
+    REQUIRE(res);
+    REQUIRE_EQ(res->status, 200);
+    page = json::parse(res->body);
+    if (!page["jobs"].empty())
+      break;
+    std::this_thread::sleep_for(20ms);
+  } while (std::chrono::steady_clock::now() < until);
+  REQUIRE_EQ(page["jobs"].size(), 1u);
+  auto& job = page["jobs"][0];
+  CHECK_EQ(job["id"].get<uint64_t>(), id);
+  CHECK_EQ(job["payload"], "(-5)");
+  CHECK_NE(job["last_error"].get<std::string>().find("negative input -5"),
+           std::string::npos);
+  // Retried through pool b's endpoint: taken from the queue, run anew.
+  h.healed->store(true);
+  auto path = "/api/pools/b/jobs/" + std::to_string(id) + "/retry";
+  auto res = cli.Post(path.c_str(), bearer, "{}", "application/json");
+  REQUIRE(res);
+  REQUIRE_EQ(res->status, 200);
+  auto acted = json::parse(res->body);
+  CHECK_EQ(acted["ids"], json::array({id}));
+  CHECK(json::parse(cli.Get("/api/pools/b/jobs?state=failed", bearer)->body)
+          ["jobs"]
+            .empty());
+  // A second retry, now through pool a's protocol, finds it gone.
+  pool::job_filter f;
+  f.id = id;
+  CHECK(ask<pool::jobs_acted>(self, a,
+                              caf::make_message(pool::retry_jobs_v, f))
+          .ids.empty());
+  ep->reset();
   for (auto& p : {a, b})
     self->send_exit(p, caf::exit_reason::user_shutdown);
 }
