@@ -3,7 +3,9 @@
 // The jobs view: a pool's accepted operations by state, a page at a time
 // (`(list_jobs, job_filter)` -> `job_page`, docs/protocol.md; the HTTP
 // endpoint's `GET /api/pools/<name>/jobs`). Read from the shepherd's own
-// operation table and dead set: bounded work per request whatever the pool
+// operation table and dead set, or, on a queue that other shepherds share
+// (PostgreSQL), from the store: every process's operations
+// (`work_store::list_jobs`). Bounded work per request whatever the pool
 // holds. The failed ones (the dead set) can be retried or discarded
 // (`(retry_jobs, job_filter)`, `(disc_jobs, job_filter)` -> `jobs_acted`).
 
