@@ -21,6 +21,12 @@ caf::error failed_for_good(uint64_t id, std::vector<pool::attempt_failure> h) {
   return caf::make_error(pool::pool_errc::operation_failed, id, std::move(h));
 }
 
+// A first attempt that failed with "boom" 5 ms after its submit.
+pool::attempt_failure first_boom() {
+  return {1, 5ms, caf::make_error(pool::pool_errc::job_failed, uint32_t{1},
+                                  std::string{"boom"})};
+}
+
 } // namespace
 
 TEST_CASE("failed operations survive the store and are forgotten when "
@@ -126,8 +132,6 @@ TEST_CASE("the jobs view of a shared store lists every store's operations "
   auto t0 = fx.now;
   auto a = fx.open();
   auto b = fx.open();
-  auto boom = caf::make_error(pool::pool_errc::job_failed, uint32_t{1},
-                              std::string{"boom"});
   // Running: the only due entry when store b claims. (Each claim below
   // finds only the entry it is for: the waiting ones come last.)
   auto running = push(*a, 1, t0, t0, 5, "hot");
@@ -136,13 +140,13 @@ TEST_CASE("the jobs view of a shared store lists every store's operations "
   // Retrying: its first attempt failed, the second is due in 10 s.
   auto retrying = push(*a, 4, t0, t0);
   hold(*a, retrying, t0);
-  REQUIRE(!a->note_failure(retrying, pool::attempt_failure{1, 5ms, boom}));
+  REQUIRE(!a->note_failure(retrying, first_boom()));
   pool::work_record again{pool::attempt_id{retrying, 2}, caf::make_message(4)};
   REQUIRE(!a->push(again, t0 + 10s, t0));
   REQUIRE(!a->commit());
   auto failed = push(*a, 5, t0, t0);
   hold(*a, failed, t0);
-  REQUIRE(!a->note_failure(failed, pool::attempt_failure{1, 5ms, boom}));
+  REQUIRE(!a->note_failure(failed, first_boom()));
   REQUIRE(!a->finish(failed, failed_for_good(failed, {}), t0));
   REQUIRE(!a->commit());
   auto failed_long_ago = push(*a, 6, t0, t0);
@@ -237,13 +241,11 @@ TEST_CASE("an operator's retry or discard takes ended operations out of a "
   auto t0 = fx.now;
   auto a = fx.open();
   auto b = fx.open();
-  auto boom = caf::make_error(pool::pool_errc::job_failed, uint32_t{1},
-                              std::string{"boom"});
   std::vector<uint64_t> failed;
   for (int i = 1; i <= 3; ++i) {
     auto id = push(*a, -i, t0, t0);
     hold(*a, id, t0);
-    REQUIRE(!a->note_failure(id, pool::attempt_failure{1, 5ms, boom}));
+    REQUIRE(!a->note_failure(id, first_boom()));
     REQUIRE(!a->finish(id, failed_for_good(id, {}), t0));
     failed.push_back(id);
   }

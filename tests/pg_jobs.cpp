@@ -11,7 +11,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <httplib.h>
@@ -63,25 +62,9 @@ std::vector<uint64_t> ids_of(const pool::job_page& page) {
   return result;
 }
 
-// Asks until `pred(page)` holds for a page of `state`, at most 20 s.
-template <class Pred>
-pool::job_page await_page(caf::scoped_actor& self, const caf::actor& p,
-                          std::optional<job_state> state, Pred pred) {
-  auto until = std::chrono::steady_clock::now() + 20s;
-  for (;;) {
-    auto page = page_of(self, p, state);
-    if (pred(page))
-      return page;
-    if (std::chrono::steady_clock::now() > until) {
-      FAIL("the page never came: " << page.jobs.size() << " jobs");
-      return page;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-}
-
 // The status of `id` as pool `p` tells it; none while it does not know it
-// (its store has no row of it yet).
+// (its store has no row of it yet). Read through the pool's store after
+// whatever the pool had written before: a sync point.
 std::optional<pool::operation_state>
 state_of(caf::scoped_actor& self, const caf::actor& p, uint64_t id) {
   std::optional<pool::operation_state> result;
@@ -89,6 +72,34 @@ state_of(caf::scoped_actor& self, const caf::actor& p, uint64_t id) {
     .receive([&](pool::operation_record& x) { result = x.state; },
              [](caf::error&) {});
   return result;
+}
+
+// A pool on the cluster's queue running `h`'s job, one attempt per job.
+caf::actor spawn_on(caf::actor_system& sys, const pool::test::pg_cluster& pg,
+                    const healing& h) {
+  auto p = pool::spawn_pool(sys, h.job(),
+                            pool::pool_options{}
+                              .workers(1)
+                              .max_attempts(1)
+                              .postgres(pg.conninfo())
+                              .log(pool::silent_log_hook()));
+  REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
+  return *p;
+}
+
+// Enqueues `x` at pool `p`, whose job fails it for good; returns once the
+// caller heard so (at most 20 s) and the failure is in the store.
+uint64_t enqueue_failing(caf::scoped_actor& self, const caf::actor& p, int x,
+                         pool::job_options opts = {}) {
+  auto id = ask<uint64_t>(
+    self, p, caf::make_message(pool::enqueue_with_atom_v, opts, x));
+  bool failed = false;
+  self->receive(
+    [&](pool::op_failed_atom, uint64_t of, caf::error&) { failed = of == id; },
+    caf::after(20s) >> [] {});
+  REQUIRE(failed);
+  REQUIRE(state_of(self, p, id) == pool::operation_state::failed);
+  return id;
 }
 
 } // namespace
@@ -101,29 +112,17 @@ TEST_CASE("pools on one PostgreSQL queue each list every pool's jobs, and "
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   healing h;
-  auto spawn = [&] {
-    auto p = pool::spawn_pool(sys, h.job(),
-                              pool::pool_options{}
-                                .workers(1)
-                                .max_attempts(1)
-                                .postgres(pg.conninfo())
-                                .log(pool::silent_log_hook()));
-    REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
-    return *p;
-  };
-  auto a = spawn();
-  auto b = spawn();
+  auto a = spawn_on(sys, pg, h);
+  auto b = spawn_on(sys, pg, h);
   // Pool a accepts them all; either pool may run them.
-  auto enqueue = [&](int x, pool::job_options opts = {}) {
-    return ask<uint64_t>(self, a,
-                         caf::make_message(pool::enqueue_with_atom_v, opts, x));
-  };
-  auto first = enqueue(-1);
-  auto second = enqueue(-2);
-  auto later = enqueue(3, pool::job_options{}.delay(1h));
+  auto first = enqueue_failing(self, a, -1);
+  auto second = enqueue_failing(self, a, -2);
+  auto later = ask<uint64_t>(
+    self, a,
+    caf::make_message(pool::enqueue_with_atom_v,
+                      pool::job_options{}.delay(1h), 3));
   // Pool b lists pool a's failures and its delayed job.
-  auto failed = await_page(self, b, job_state::failed,
-                           [](auto& x) { return x.jobs.size() == 2; });
+  auto failed = page_of(self, b, job_state::failed);
   CHECK(ids_of(failed) == std::vector<uint64_t>{first, second});
   CHECK(failed.jobs[0].last_error.find("negative input -1")
         != std::string::npos);
@@ -143,10 +142,9 @@ TEST_CASE("pools on one PostgreSQL queue each list every pool's jobs, and "
   REQUIRE(retried.new_ids.size() == 1);
   auto again = retried.new_ids.front();
   REQUIRE(again != 0);
-  auto until = std::chrono::steady_clock::now() + 20s;
-  while (state_of(self, b, again) != pool::operation_state::done
-         && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(20ms);
+  self->request(b, 20s, pool::wait_idle_atom_v)
+    .receive([] {}, [](caf::error& err) { FAIL(pool::describe(err)); });
+  static_cast<void>(state_of(self, b, again)); // (after b's commits)
   CHECK(state_of(self, a, again) == pool::operation_state::done);
   // A retry that comes second finds nothing left to take.
   CHECK(ask<pool::jobs_acted>(self, a,
@@ -174,18 +172,8 @@ TEST_CASE("the HTTP page of one process lists and retries the failures of "
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   healing h;
-  auto spawn = [&] {
-    auto p = pool::spawn_pool(sys, h.job(),
-                              pool::pool_options{}
-                                .workers(1)
-                                .max_attempts(1)
-                                .postgres(pg.conninfo())
-                                .log(pool::silent_log_hook()));
-    REQUIRE_MESSAGE(p, (p ? std::string{} : pool::describe(p.error())));
-    return *p;
-  };
-  auto a = spawn();
-  auto b = spawn();
+  auto a = spawn_on(sys, pg, h);
+  auto b = spawn_on(sys, pg, h);
   // Only pool b is served; pool a accepts the job.
   const std::string token = "0123456789abcdef-operator";
   pool::http_options opts;
@@ -196,18 +184,11 @@ TEST_CASE("the HTTP page of one process lists and retries the failures of "
   httplib::Client cli{"127.0.0.1", (*ep)->port()};
   cli.set_read_timeout(10, 0);
   httplib::Headers bearer{{"Authorization", "Bearer " + token}};
-  auto id = ask<uint64_t>(self, a, caf::make_message(pool::enqueue_atom_v, -5));
-  json page;
-  auto until = std::chrono::steady_clock::now() + 20s;
-  do {
-    auto res = cli.Get("/api/pools/b/jobs?state=failed", bearer);
-    REQUIRE(res);
-    REQUIRE_EQ(res->status, 200);
-    page = json::parse(res->body);
-    if (!page["jobs"].empty())
-      break;
-    std::this_thread::sleep_for(20ms);
-  } while (std::chrono::steady_clock::now() < until);
+  auto id = enqueue_failing(self, a, -5);
+  auto listed = cli.Get("/api/pools/b/jobs?state=failed", bearer);
+  REQUIRE(listed);
+  REQUIRE_EQ(listed->status, 200);
+  auto page = json::parse(listed->body);
   REQUIRE_EQ(page["jobs"].size(), 1u);
   auto& job = page["jobs"][0];
   CHECK_EQ(job["id"].get<uint64_t>(), id);

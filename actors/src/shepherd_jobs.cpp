@@ -3,28 +3,18 @@
 #include <caf/event_based_actor.hpp>
 
 #include "pool/detail/shepherd_core.hpp"
-#include "pool/errors.hpp"
 #include "pool/queue_protocol.hpp"
 #include "pool/work_store.hpp"
 
 namespace pool::detail {
-
-namespace {
-
-caf::error bad_filter(const char* what, std::string why) {
-  return caf::make_error(pool_errc::invalid_option, std::string{what},
-                         std::move(why));
-}
-
-} // namespace
 
 caf::result<job_page> list_jobs(caf::event_based_actor* self,
                                 shepherd_core& core, const caf::actor& queue,
                                 const job_filter& filter) {
   if (!core.jobs_from_store() || !queue)
     return core.jobs(filter);
-  if (auto why = check(filter); !why.empty())
-    return bad_filter("jobs", std::move(why));
+  if (auto err = shepherd_core::jobs_filter_error(filter))
+    return err;
   auto rp = self->make_response_promise<job_page>();
   self->request(queue, caf::infinite, queue_msg::jobs_v, filter,
                 core.dead_age())
@@ -43,25 +33,16 @@ caf::result<jobs_acted> act_on_jobs(caf::event_based_actor* self,
                                     const job_filter& filter, bool discard) {
   if (!core.jobs_from_store() || !queue)
     return discard ? core.discard_dead(filter) : core.retry_dead(filter);
-  // A discard takes them all (in turns of this many); a retry as many as
-  // the queue has room for.
-  uint64_t limit = 10'000;
-  if (discard) {
-    if (auto why = check(filter) + check_dead(filter); !why.empty())
-      return bad_filter("discard_jobs", std::move(why));
-  } else {
-    auto room = core.retry_room(filter);
-    if (!room)
-      return std::move(room.error());
-    if (*room == 0) {
-      jobs_acted none;
-      none.note = "retried 0: the queue is full; retry them later";
-      return none;
-    }
-    limit = *room;
+  auto limit = core.take_limit(filter, discard);
+  if (!limit)
+    return std::move(limit.error());
+  if (*limit == 0) {
+    jobs_acted none;
+    none.note = "retried 0: the queue is full; retry them later";
+    return none;
   }
   auto rp = self->make_response_promise<jobs_acted>();
-  self->request(queue, caf::infinite, queue_msg::take_ended_v, filter, limit,
+  self->request(queue, caf::infinite, queue_msg::take_ended_v, filter, *limit,
                 core.dead_age(), discard)
     .then(
       [&core, rp, discard](ended_taken& taken) mutable {

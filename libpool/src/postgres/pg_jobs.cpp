@@ -122,11 +122,29 @@ std::string id_array(const std::vector<uint64_t>& ids) {
   return result + "}";
 }
 
-// The error the caller of a job that ended in stored `state` got.
-caf::error ended_error(int64_t state, uint64_t id) {
-  return state == static_cast<int64_t>(operation_state::cancelled)
-           ? caf::make_error(pool_errc::cancelled, id)
-           : caf::make_error(pool_errc::operation_failed, id);
+// The error the caller of a job that ended got, when its row has none.
+caf::error ended_error(bool cancelled, uint64_t id) {
+  return cancelled ? caf::make_error(pool_errc::cancelled, id)
+                   : caf::make_error(pool_errc::operation_failed, id);
+}
+
+using histories = std::unordered_map<uint64_t, std::vector<attempt_failure>>;
+
+// The rows of `history_sql` by operation, oldest first; a failure that
+// does not load is left out.
+histories histories_of(caf::actor_system& sys, const PGresult* h) {
+  histories result;
+  for (int i = 0; i < PQntuples(h); ++i) {
+    attempt_failure f;
+    auto id = static_cast<uint64_t>(detail::pg_int(h, i, 0));
+    f.attempt = static_cast<uint32_t>(detail::pg_int(h, i, 1));
+    f.after_submit = caf::timespan{detail::pg_int(h, i, 2)};
+    if (detail::load(sys, PQgetvalue(h, i, 3),
+                     static_cast<size_t>(PQgetlength(h, i, 3)), f.reason))
+      continue;
+    result[id].push_back(std::move(f));
+  }
+  return result;
 }
 
 } // namespace
@@ -191,7 +209,7 @@ caf::expected<job_page> pg_store::list_jobs(const job_filter& filter,
       if (ended) {
         caf::error err;
         if (detail::pg_null(res, i, 11) || load(11, err))
-          err = ended_error(x.state == job_state::cancelled ? 4 : 3, x.id);
+          err = ended_error(x.state == job_state::cancelled, x.id);
         x.last_error = describe(err);
       }
       if (x.attempt > 1 || ended) {
@@ -243,19 +261,7 @@ caf::expected<job_page> pg_store::list_jobs(const job_filter& filter,
     });
     if (!h)
       return std::move(h.error());
-    std::unordered_map<uint64_t, std::vector<attempt_failure>> histories;
-    for (int i = 0; i < PQntuples(h->get()); ++i) {
-      attempt_failure f;
-      auto id = static_cast<uint64_t>(detail::pg_int(h->get(), i, 0));
-      f.attempt = static_cast<uint32_t>(detail::pg_int(h->get(), i, 1));
-      f.after_submit = caf::timespan{detail::pg_int(h->get(), i, 2)};
-      if (detail::load(sys_, PQgetvalue(h->get(), i, 3),
-                       static_cast<size_t>(PQgetlength(h->get(), i, 3)),
-                       f.reason))
-        continue; // (unreadable: left out of the page's history)
-      histories[id].push_back(std::move(f));
-    }
-    for (auto& [id, xs] : histories) {
+    for (auto& [id, xs] : histories_of(sys_, h->get())) {
       auto& x = page.jobs[index.at(id)];
       if (x.state == job_state::retrying && !xs.empty())
         x.last_error = describe(xs.back().reason);
@@ -316,8 +322,7 @@ pg_store::take_ended(const job_filter& filter, size_t limit,
         failed_operation x;
         auto& rec = x.record;
         rec.id = static_cast<uint64_t>(detail::pg_int(res, i, 0));
-        auto stored = detail::pg_int(res, i, 1);
-        rec.state = static_cast<operation_state>(stored);
+        rec.state = static_cast<operation_state>(detail::pg_int(res, i, 1));
         rec.attempt = static_cast<uint32_t>(detail::pg_int(res, i, 2));
         rec.key = detail::pg_text(res, i, 4);
         // A retry needs the input; a row whose input does not load stays.
@@ -326,7 +331,8 @@ pg_store::take_ended(const job_filter& filter, size_t limit,
         if (!detail::pg_null(res, i, 5) && load(5, rec.options))
           rec.options = job_options{};
         if (detail::pg_null(res, i, 6) || load(6, rec.error))
-          rec.error = ended_error(stored, rec.id);
+          rec.error = ended_error(rec.state == operation_state::cancelled,
+                                  rec.id);
         x.ago = caf::timespan{t - detail::pg_int(res, i, 7)};
         index.emplace(rec.id, result.ops.size());
         ids.push_back(rec.id);
@@ -339,17 +345,8 @@ pg_store::take_ended(const job_filter& filter, size_t limit,
                             "reading attempt histories");
         if (!h)
           return std::move(h.error());
-        for (int i = 0; i < PQntuples(h->get()); ++i) {
-          auto id = static_cast<uint64_t>(detail::pg_int(h->get(), i, 0));
-          attempt_failure f;
-          f.attempt = static_cast<uint32_t>(detail::pg_int(h->get(), i, 1));
-          f.after_submit = caf::timespan{detail::pg_int(h->get(), i, 2)};
-          if (detail::load(sys_, PQgetvalue(h->get(), i, 3),
-                           static_cast<size_t>(PQgetlength(h->get(), i, 3)),
-                           f.reason))
-            continue;
-          result.ops[index.at(id)].record.history.push_back(std::move(f));
-        }
+        for (auto& [id, xs] : histories_of(sys_, h->get()))
+          result.ops[index.at(id)].record.history = std::move(xs);
       }
       auto changed =
           discard ? db_->query(sql(discard_sql), {id_array(ids), t},

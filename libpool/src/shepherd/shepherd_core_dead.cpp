@@ -61,10 +61,17 @@ job_info info_of(const dead_job& x, caf::actor_clock::time_point now,
   return result;
 }
 
-caf::error bad_filter(const char* what, std::string why) {
-  return caf::make_error(pool_errc::invalid_option, std::string{what},
-                         std::move(why));
+// Why `filter` cannot select the dead set's jobs for `what`; none if it
+// can.
+caf::error dead_filter_error(const job_filter& filter, const char* what) {
+  if (auto why = check(filter) + check_dead(filter); !why.empty())
+    return caf::make_error(pool_errc::invalid_option, std::string{what},
+                           std::move(why));
+  return caf::none;
 }
+
+// Dead jobs acted on in one go; a larger dead set goes in turns.
+constexpr uint64_t most_per_action = 10'000;
 
 } // namespace
 
@@ -210,8 +217,8 @@ void shepherd_core::list_dead(const job_filter& filter, job_page& page) {
 }
 
 caf::expected<jobs_acted> shepherd_core::retry_dead(const job_filter& filter) {
-  if (auto why = check(filter) + check_dead(filter); !why.empty())
-    return bad_filter("retry_jobs", std::move(why));
+  if (auto err = dead_filter_error(filter, "retry_jobs"))
+    return err;
   if (draining())
     return caf::make_error(pool_errc::closed,
                            std::string{"the pool is draining"});
@@ -273,19 +280,20 @@ void shepherd_core::note_retried(jobs_acted& result) {
                    "), retry them later";
 }
 
-caf::expected<uint64_t> shepherd_core::retry_room(const job_filter& filter) {
-  if (auto why = check(filter) + check_dead(filter); !why.empty())
-    return bad_filter("retry_jobs", std::move(why));
-  if (draining())
+caf::expected<uint64_t> shepherd_core::take_limit(const job_filter& filter,
+                                                  bool discard) {
+  if (auto err = dead_filter_error(filter, discard ? "discard_jobs"
+                                                   : "retry_jobs"))
+    return err;
+  if (!discard && draining())
     return caf::make_error(pool_errc::closed,
                            std::string{"the pool is draining"});
-  // At most this many in one go; a larger dead set is retried in turns.
-  constexpr uint64_t most = 10'000;
   auto cap = adm_.capacity();
-  if (!cap)
-    return most;
+  if (discard || !cap)
+    return most_per_action;
   auto held = table_.waiting() + adm_.looking_up();
-  return held >= *cap ? uint64_t{0} : std::min<uint64_t>(most, *cap - held);
+  return held >= *cap ? uint64_t{0}
+                      : std::min<uint64_t>(most_per_action, *cap - held);
 }
 
 jobs_acted shepherd_core::retry_taken(ended_taken& taken) {
@@ -327,8 +335,8 @@ jobs_acted shepherd_core::discard_taken(const ended_taken& taken) {
 
 caf::expected<jobs_acted>
 shepherd_core::discard_dead(const job_filter& filter) {
-  if (auto why = check(filter) + check_dead(filter); !why.empty())
-    return bad_filter("discard_jobs", std::move(why));
+  if (auto err = dead_filter_error(filter, "discard_jobs"))
+    return err;
   jobs_acted result;
   auto t = now();
   for (auto id : dead_matching(filter)) {

@@ -21,10 +21,16 @@ job_state state_of(const operation& op, const operation_extras* extras,
 
 } // namespace
 
-caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
+caf::error shepherd_core::jobs_filter_error(const job_filter& filter) {
   if (auto why = check(filter); !why.empty())
     return caf::make_error(pool_errc::invalid_option, std::string{"jobs"},
                            std::move(why));
+  return caf::none;
+}
+
+caf::expected<job_page> shepherd_core::jobs(const job_filter& filter) {
+  if (auto err = jobs_filter_error(filter))
+    return err;
   job_page page;
   dead_.expire(now()); // (what outlived its age is not counted)
   page.total = table_.size() + dead_.size();

@@ -119,9 +119,13 @@ public:
   /// the time since their attempt began.
   void own_part(job_page& page);
 
-  /// The most a retry may take out of the store now (the room the queue
-  /// has), or why it may take none (a bad filter, draining).
-  caf::expected<uint64_t> retry_room(const job_filter& filter);
+  /// Why `filter` cannot list a page (`invalid_option`); none if it can.
+  static caf::error jobs_filter_error(const job_filter& filter);
+
+  /// The most a retry (or, `discard`, a discard) may take out of the store
+  /// now: for a retry the room the queue has; or why it may take none (a
+  /// bad filter, draining).
+  caf::expected<uint64_t> take_limit(const job_filter& filter, bool discard);
 
   /// The jobs the store gave for a retry go through `submit` as new
   /// operations (shepherd_core_dead.cpp).
