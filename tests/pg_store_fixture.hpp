@@ -44,4 +44,18 @@ struct pg_store_fixture {
   }
 };
 
+/// A store fixture whose server takes TLS connections.
+struct pg_tls_store_fixture : pg_store_fixture {
+  pg_tls_store_fixture() : pg_store_fixture(true) {
+    // nop
+  }
+};
+
+/// A new operation of `store`, numbered from its block.
+inline work_record store_entry(pg_store& store, uint64_t n = 1,
+                               uint32_t attempt = 1) {
+  return work_record{attempt_id{store.last_operation_id() + n, attempt},
+                     caf::make_message(int32_t{7}, std::string{"x"})};
+}
+
 } // namespace pool::test

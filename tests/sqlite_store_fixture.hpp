@@ -15,6 +15,7 @@
 #include "pool/errors.hpp"
 #include "pool/sqlite_store.hpp"
 
+#include "check_fails.hpp"
 #include "sqlite_files.hpp"
 #include "store_config.hpp"
 
@@ -64,16 +65,7 @@ struct fixture {
   }
 };
 
-// Asserts that `x` failed with `code` and mentions `text`.
-template <class T>
-inline void check_fails(const caf::expected<T>& x, pool::pool_errc code,
-                 const std::string& text) {
-  REQUIRE(!x);
-  auto what = pool::describe(x.error());
-  MESSAGE(what);
-  CHECK_MESSAGE(pool::is(x.error(), code), what);
-  CHECK_MESSAGE(what.find(text) != std::string::npos, what);
-}
+using pool::test::check_fails;
 
 inline void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out{path, std::ios::binary | std::ios::trunc};
