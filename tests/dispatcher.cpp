@@ -42,12 +42,23 @@ TEST_CASE("dispatcher: a submit on an idle pool goes to the queue first, "
   CHECK(to_workers(sim, pool::wake_up_atom::value) == 0);
   CHECK(to_workers(sim, pool::work_to_do_atom::value) == 1);
   CHECK(sim.workers[2].phase == pool::worker_phase::working); // (top)
-  // It reports, asks again, and sleeps without a trip to the queue.
+  // It reports, asks again, and sleeps without a trip to the queue, and
+  // without being told (the pool's own takes work in any state and is
+  // never sent a wake-up: a go_to_sleep would change nothing for it).
   sim.finish(2);
   sim.settle();
   CHECK(to_queue(sim, pool::get_work_atom::value) == 1);
-  CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 1);
+  CHECK(to_workers(sim, pool::go_to_sleep_atom::value) == 0);
+  CHECK(sim.core.stats().sleeping == 2);
   CHECK(sim.outcomes.size() == 1);
+  // The next submit still reaches it, asleep as the shepherd sees it.
+  sim.enqueue(2);
+  sim.settle();
+  CHECK(to_workers(sim, pool::wake_up_atom::value) == 0);
+  CHECK(to_workers(sim, pool::work_to_do_atom::value) == 2);
+  sim.finish(2);
+  sim.settle();
+  CHECK(sim.outcomes.size() == 2);
 }
 
 TEST_CASE("dispatcher: a sleeper asked for in vain is not told to sleep: "

@@ -293,7 +293,12 @@ void dispatcher::put_to_sleep(worker_ref worker, caf::timespan wait) {
     if (slot->phase == worker_phase::waiting) {
       roster_.set_phase(worker, worker_phase::sleeping, fx_.now());
       mon_.note_sleeping(*slot, roster_.configured());
-      if (!slot->dozing) // (It never knew it was woken.)
+      // A worker of the pool's own takes work in any state and is never
+      // sent `wake_up` (it is served while dozing), so it needs no
+      // `go_to_sleep` either: nothing would change for it but a message.
+      // A joined one is told (it asks again when woken); so is one that
+      // never knew it was woken (dozing) nothing.
+      if (!slot->dozing && !(own(*slot) && tuning_.sleep_without_queue))
         fx_.go_to_sleep(*slot);
       slot->dozing = false;
     }
