@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include <fcntl.h>
-#include <linux/falloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,10 +172,6 @@ void stream_capture::take_file(int fd) {
     spool_fd_ = fd;
     return;
   }
-  read_taken(fd, size);
-}
-
-void stream_capture::read_taken(int fd, size_t size) {
   std::string data(size, '\0');
   size_t got = 0;
   while (got < size) {
@@ -195,43 +190,6 @@ void stream_capture::read_taken(int fd, size_t size) {
   total_ += got;
   counted_ += got;
   memory_ = std::move(data);
-}
-
-bool stream_capture::take_small_file(int fd) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
-    ::close(fd);
-    return true;
-  }
-  auto size = static_cast<size_t>(st.st_size);
-  if (size > spool_threshold || !take_budget(size))
-    return false;
-  read_taken(fd, size);
-  return true;
-}
-
-uint64_t stream_capture::drain_file(int fd, uint64_t& moved, uint64_t above) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0 ||
-      static_cast<uint64_t>(st.st_size) <= moved + above)
-    return 0;
-  auto from = moved;
-  char buf[65536];
-  for (;;) {
-    auto n = ::pread(fd, buf, sizeof(buf), static_cast<off_t>(moved));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    add(buf, static_cast<size_t>(n));
-    moved += static_cast<uint64_t>(n);
-  }
-  // The pages read give their memory back (the file keeps its size).
-  auto pages = moved & ~uint64_t{4095};
-  if (pages > 0)
-    ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-                static_cast<off_t>(pages));
-  return moved - from;
 }
 
 void stream_capture::finish() {

@@ -44,17 +44,6 @@ public:
   /// else as the spool file.
   void take_file(int fd);
 
-  /// The command ended with its output in the memfd `fd`: when all of it
-  /// fits in memory (within `spool_threshold` and the budget), takes it
-  /// and closes `fd`, else leaves both to `drain_file` and returns false.
-  bool take_small_file(int fd);
-
-  /// Moves what the file `fd` holds beyond `moved` into this capture when
-  /// that is more than `above` bytes, advancing `moved`, and frees the
-  /// file's pages already moved (a memfd's memory). Returns the bytes
-  /// moved. The file's offset is left alone (the command writes there).
-  uint64_t drain_file(int fd, uint64_t& moved, uint64_t above);
-
   /// The command ended: passes on a last unterminated line.
   void finish();
 
@@ -76,9 +65,6 @@ public:
 
 private:
   void add(const char* data, size_t size);
-  /// Reads the `size` bytes of `fd`, already taken from the budget, into
-  /// memory, and closes `fd`.
-  void read_taken(int fd, size_t size);
   void keep(const char* data, size_t size);
 
   int stream_;

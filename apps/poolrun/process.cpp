@@ -11,14 +11,12 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
-#include <tuple>
 #include <unordered_set>
 
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -132,13 +130,8 @@ launch_outcome run_process(const launch_spec& spec) {
   // worker sleeps until the command exits (one wake-up, not three), and a
   // command that writes nothing costs no read at all. Else (--line-buffer,
   // -u, remote slots, $TMPDIR on a disk): pipes.
-  // With $TMPDIR on a disk, the files are memfds instead (memory, as a
-  // tmpfs file is): their output is moved into the capture (memory, then
-  // a spool file in $TMPDIR) while the command runs, whenever a file holds
-  // more than `spool_threshold`, so that a command that writes much holds
-  // little memory; one that writes little costs no more than on a tmpfs.
-  bool to_files = spec.mode == output_mode::group && !spec.strip_marker;
-  bool memfds = to_files && !temp_in_memory();
+  bool to_files = spec.mode == output_mode::group && !spec.strip_marker &&
+                  temp_in_memory();
   int out_file = -1;
   int err_file = -1;
   auto close_files = [&] {
@@ -149,20 +142,13 @@ launch_outcome run_process(const launch_spec& spec) {
       }
   };
   if (to_files) {
-    auto open_file = [memfds] {
-      return memfds ? ::memfd_create("poolrun-output", MFD_CLOEXEC)
-                    : open_spool_file();
-    };
-    out_file = open_file();
-    err_file = out_file >= 0 ? open_file() : -1;
-    if (err_file < 0) { // (no room, or no memfds: pipes after all)
+    out_file = open_spool_file();
+    err_file = out_file >= 0 ? open_spool_file() : -1;
+    if (err_file < 0) { // (no room in $TMPDIR: pipes after all)
       close_files();
-      to_files = memfds = false;
+      to_files = false;
     }
   }
-  // Bytes of each memfd already moved into the capture.
-  uint64_t out_moved = 0;
-  uint64_t err_moved = 0;
   pipe_pair in_pipe;
   pipe_pair out_pipe;
   pipe_pair err_pipe;
@@ -217,14 +203,13 @@ launch_outcome run_process(const launch_spec& spec) {
   std::optional<steady::time_point> deadline;
   if (spec.timeout)
     deadline = start + *spec.timeout;
-  // Nothing to feed, read, drain or watch the clock for: wait for the exit.
-  bool plain_wait = to_files && !memfds && in_fd < 0 && !deadline;
+  // Nothing to feed, read or watch the clock for: wait for the exit.
+  bool plain_wait = to_files && in_fd < 0 && !deadline;
   // Else a pidfd, readable when the child exits; without one (old
   // kernels), look every 10 ms.
   auto pidfd = plain_wait
                    ? -1
                    : static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U));
-  int drain_every_ms = 100;
   int out_fd = out_pipe.fd[0];
   int err_fd = err_pipe.fd[0];
   bool marker_seen = false;
@@ -241,8 +226,7 @@ launch_outcome run_process(const launch_spec& spec) {
       fds[count++] = pollfd{in_fd, POLLOUT, 0};
     if (pidfd >= 0)
       fds[count++] = pollfd{pidfd, POLLIN, 0};
-    // Memfds are looked at every 100 ms (every 10 ms while they fill).
-    int wait_ms = pidfd >= 0 && !memfds ? -1 : memfds ? drain_every_ms : 10;
+    int wait_ms = pidfd >= 0 ? -1 : 10;
     if (deadline && !res.timed_out) {
       using std::chrono::ceil;
       using std::chrono::milliseconds;
@@ -285,11 +269,6 @@ launch_outcome run_process(const launch_spec& spec) {
           }
         }
       }
-    }
-    if (memfds) {
-      auto moved = out.drain_file(out_file, out_moved, spool_threshold) +
-                   err.drain_file(err_file, err_moved, spool_threshold);
-      drain_every_ms = moved > 0 ? 10 : 100;
     }
     if ((exited || pidfd < 0 || (out_fd < 0 && err_fd < 0)) &&
         has_exited(pid))
@@ -337,18 +316,7 @@ launch_outcome run_process(const launch_spec& spec) {
   if (res.timed_out)
     res.exit_code = -1;
   res.sent = in_done;
-  if (memfds) {
-    // What is left: kept as it is when small (the common case), else moved
-    // into the capture (a large rest goes to the spool file on disk).
-    for (auto [capture, fd, moved] :
-         {std::tuple{&out, out_file, &out_moved},
-          std::tuple{&err, err_file, &err_moved}}) {
-      if (*moved == 0 && capture->take_small_file(fd))
-        continue;
-      capture->drain_file(fd, *moved, 0);
-      ::close(fd);
-    }
-  } else if (to_files) {
+  if (to_files) {
     out.take_file(out_file);
     err.take_file(err_file);
   }

@@ -4,6 +4,7 @@
 // start (a name on a relative folder of PATH, a program gone since).
 #include "process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,8 +131,20 @@ struct child_args {
   char* const* argv;
   char* const* envp;
   int fds[3]; // the child's 0, 1 and 2; -1: 0 from /dev/null, 1 and 2 kept
+  int max_fd; // above every fd poolrun may hold (for a kernel before 5.9)
   int error;  // errno of what failed in the child, 0 if it reached execve
 };
+
+/// One past the highest fd this process may open (its RLIMIT_NOFILE).
+int fd_limit() {
+  static const int result = [] {
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+      return 1 << 20;
+    return static_cast<int>(std::min<rlim_t>(rl.rlim_cur, 1 << 20));
+  }();
+  return result;
+}
 
 /// Runs in the child, on the parent's memory, until execve: only
 /// async-signal-safe calls, and nothing that returns into the parent's
@@ -163,7 +177,7 @@ int child_main(void* raw) {
   }
   // Nothing else of poolrun's (journal, other commands' pipes) leaks in.
   if (::close_range(3, ~0U, 0) != 0)
-    for (int fd = 3; fd < 65536; ++fd) // (a kernel before 5.9)
+    for (int fd = 3; fd < a.max_fd; ++fd) // (a kernel before 5.9)
       ::close(fd);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::execve(a.path, a.argv, a.envp);
@@ -186,7 +200,7 @@ pid_t clone_and_exec(const char* path, char* const* argv, char* const* envp,
   if (!stack)
     stack = std::make_unique<char[]>(stack_size);
   signals_to_reset();
-  child_args args{path, argv, envp, {in_fd, out_fd, err_fd}, 0};
+  child_args args{path, argv, envp, {in_fd, out_fd, err_fd}, fd_limit(), 0};
   sigset_t all;
   sigset_t old;
   sigfillset(&all);

@@ -3,7 +3,6 @@
 #include "child_process.hpp"
 
 #include <linux/magic.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
@@ -239,7 +238,7 @@ TEST_CASE("a program's place on PATH is remembered, and looked up again "
   CHECK(run.out() == "A 1\nB 2\nB 3\n");
 }
 
-TEST_CASE("grouped output, through memfds ($TMPDIR on a disk) and through "
+TEST_CASE("grouped output, through pipes ($TMPDIR on a disk) and through "
           "files ($TMPDIR a tmpfs): nothing, a little, standard error after "
           "standard output, the byte counts" *
           doctest::timeout(60)) {
@@ -274,93 +273,4 @@ TEST_CASE("grouped output, through memfds ($TMPDIR on a disk) and through "
     CHECK(big.exit_code(50s) == 0);
     CHECK(big.out().size() == 3000005);
   }
-}
-
-namespace {
-
-/// A folder of this machine not on a tmpfs (the tests' working folder or
-/// this user's home), or "" if none.
-std::string folder_on_disk() {
-  std::vector<std::string> candidates;
-  if (char cwd[4096]; ::getcwd(cwd, sizeof(cwd)) != nullptr)
-    candidates.emplace_back(cwd);
-  if (auto home = std::getenv("HOME"); home != nullptr)
-    candidates.emplace_back(home);
-  for (auto& dir : candidates) {
-    struct statfs st;
-    if (::statfs(dir.c_str(), &st) == 0 && st.f_type != TMPFS_MAGIC &&
-        ::access(dir.c_str(), W_OK) == 0)
-      return dir;
-  }
-  return {};
-}
-
-/// Bytes of memory the memfds of process `pid` named "poolrun-output"
-/// hold (their allocated blocks, not their sizes), and how many there are.
-std::pair<long long, int> memfd_bytes(pid_t pid) {
-  auto dir = "/proc/" + std::to_string(pid) + "/fd";
-  long long bytes = 0;
-  int count = 0;
-  if (auto d = ::opendir(dir.c_str()); d != nullptr) {
-    while (auto entry = ::readdir(d)) {
-      auto path = dir + "/" + entry->d_name;
-      char link[256];
-      auto n = ::readlink(path.c_str(), link, sizeof(link) - 1);
-      if (n <= 0)
-        continue;
-      link[n] = '\0';
-      struct stat st;
-      if (std::string{link}.find("/memfd:poolrun-output") != 0 ||
-          ::stat(path.c_str(), &st) != 0)
-        continue;
-      bytes += static_cast<long long>(st.st_blocks) * 512;
-      ++count;
-    }
-    ::closedir(d);
-  }
-  return {bytes, count};
-}
-
-} // namespace
-
-TEST_CASE("grouped output with $TMPDIR on a disk: what a running command "
-          "wrote leaves memory while it runs, and is printed whole" *
-          doctest::timeout(60)) {
-  auto disk = folder_on_disk();
-  if (disk.empty()) {
-    MESSAGE("no writable folder outside a tmpfs: nothing to check");
-    return;
-  }
-  temp_dir tmp;
-  child_process run{
-      poolrun_argv({"-j", "1",
-                    "head -c 16777216 /dev/zero; touch wrote; while [ ! -e go "
-                    "]; do sleep 0.05; done; echo end {}"}),
-      "x\n", tmp.path, {"TMPDIR=" + disk}};
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  auto exists = [&](const std::string& name) {
-    struct stat st;
-    return ::stat((tmp / name).c_str(), &st) == 0;
-  };
-  while (!exists("wrote") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(20ms); // polling a child's progress
-  REQUIRE(exists("wrote"));
-  // The command still runs, 16 MiB written into its memfd: within a few
-  // looks (every 100 ms) poolrun has moved them out (into its spool file
-  // on the disk) and the memfd holds nothing.
-  auto held = memfd_bytes(run.pid());
-  while (held.first >= 1024 * 1024 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms); // polling a child's progress
-    held = memfd_bytes(run.pid());
-  }
-  MESSAGE("memfds: " << held.second << ", holding " << held.first
-                     << " bytes after 16 MiB written");
-  CHECK(held.second == 2);
-  CHECK(held.first < 1024 * 1024);
-  std::ofstream{tmp / "go"} << "";
-  CHECK(run.exit_code(30s) == 0);
-  CHECK_MESSAGE(run.out().size() == 16777216 + 6, run.err());
-  CHECK(run.out().substr(16777216) == "end x\n");
-  CHECK(run.out().find_first_not_of('\0') == 16777216);
 }
