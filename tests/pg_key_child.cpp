@@ -30,6 +30,10 @@
 
 #include "pool/all.hpp"
 
+#include "runs_db.hpp"
+
+using pool::test::runs_db;
+
 namespace {
 
 struct config : caf::actor_system_config {
@@ -49,22 +53,6 @@ void say(int fd, const std::string& line) {
   auto text = line + "\n";
   static_cast<void>(::write(fd, text.data(), text.size()));
 }
-
-// A worker's connection, for writing its jobs' starts and ends.
-struct runs_db {
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn{nullptr, &PQfinish};
-
-  void note(const std::string& key, const char* phase) {
-    const char* values[] = {key.c_str(), phase};
-    auto res = PQexecParams(conn.get(),
-                            "INSERT INTO runs (key, phase) VALUES ($1, $2)",
-                            2, nullptr, values, nullptr, nullptr, 0);
-    auto ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-    PQclear(res);
-    if (!ok)
-      throw std::runtime_error(PQerrorMessage(conn.get()));
-  }
-};
 
 } // namespace
 
@@ -86,13 +74,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, on_term);
   config cfg;
   caf::actor_system sys{cfg};
-  auto connect = [conninfo] {
-    runs_db db;
-    db.conn.reset(PQconnectdb(conninfo.c_str()));
-    if (PQstatus(db.conn.get()) != CONNECTION_OK)
-      throw std::runtime_error(PQerrorMessage(db.conn.get()));
-    return db;
-  };
+  auto connect = [conninfo] { return runs_db::connect(conninfo); };
   auto job = [job_time](runs_db& db, std::string key) {
     db.note(key, "start");
     std::this_thread::sleep_for(job_time);

@@ -29,10 +29,13 @@
 #include "pool/key_limits.hpp"
 
 #include "pg_fixture.hpp"
+#include "runs_db.hpp"
 
 using namespace std::chrono_literals;
 using pool::key_flow_options;
 using pool::key_limit;
+
+using pool::test::runs_db;
 
 namespace {
 
@@ -160,26 +163,6 @@ TEST_CASE("three pools on one queue never run more of a key at once than "
     self->send_exit(p, caf::exit_reason::user_shutdown);
 }
 
-namespace {
-
-// A job's own connection to the server (a worker's resource), for writing
-// its start and end into a table of the database.
-struct runs_db {
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn{nullptr, &PQfinish};
-
-  void note(const std::string& key, const char* phase) {
-    const char* values[] = {key.c_str(), phase};
-    auto res = PQexecParams(conn.get(),
-                            "INSERT INTO runs (key, phase) VALUES ($1, $2)",
-                            2, nullptr, values, nullptr, nullptr, 0);
-    auto ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-    PQclear(res);
-    if (!ok)
-      throw std::runtime_error(PQerrorMessage(conn.get()));
-  }
-};
-
-} // namespace
 
 TEST_CASE("three pools on one queue never run more of a key at once than "
           "its limit, by the database's own record of starts and ends" *
@@ -193,13 +176,7 @@ TEST_CASE("three pools on one queue never run more of a key at once than "
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   auto conninfo = pg.admin_conninfo();
-  auto connect = [conninfo] {
-    runs_db db;
-    db.conn.reset(PQconnectdb(conninfo.c_str()));
-    if (PQstatus(db.conn.get()) != CONNECTION_OK)
-      throw std::runtime_error(PQerrorMessage(db.conn.get()));
-    return db;
-  };
+  auto connect = [conninfo] { return runs_db::connect(conninfo); };
   auto job = [](runs_db& db, std::string key) {
     db.note(key, "start");
     std::this_thread::sleep_for(3ms);
