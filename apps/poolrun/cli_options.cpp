@@ -182,6 +182,11 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "folder of their own, removed after)")
           ->type_name("DIR"))
       ->group(running);
+  one(app.add_option("--tmpdir,--tempdir", o.tmpdir,
+                     "poolrun's files (and $TMPDIR of the commands) go to "
+                     "DIR")
+          ->type_name("DIR"))
+      ->group(running);
   one(app.add_option("--process-slot-var", o.slot_var,
                      "each command gets NAME=its job slot - 1 in its "
                      "environment")

@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <caf/all.hpp>
@@ -177,6 +178,17 @@ int main(int argc, char** argv) {
   if (opts.nice && ::setpriority(PRIO_PROCESS, 0, *opts.nice) != 0)
     return fail("--nice " + std::to_string(*opts.nice) + ": " +
                 std::strerror(errno));
+  // Before any thread starts: as GNU parallel, --tmpdir is $TMPDIR for
+  // poolrun's files and for the commands.
+  if (!opts.tmpdir.empty()) {
+    struct stat st;
+    if (::stat(opts.tmpdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        ::access(opts.tmpdir.c_str(), W_OK | X_OK) != 0)
+      return fail("--tmpdir " + opts.tmpdir +
+                  ": not a folder poolrun can write to; give an existing, "
+                  "writable folder");
+    ::setenv("TMPDIR", opts.tmpdir.c_str(), 1);
+  }
   // Before any thread starts: it reads and clears the environment.
   auto http_token =
       poolrun::take_http_token(opts.http_token_file, !opts.http.empty());

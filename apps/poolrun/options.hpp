@@ -192,6 +192,8 @@ struct run_options {
   /// "." the current folder, "..." a folder of its own under
   /// ~/.parallel/tmp, removed after it.
   std::string workdir;
+  /// `--tmpdir DIR`: $TMPDIR for poolrun and its commands.
+  std::string tmpdir;
   /// `--_parset var,NAME...` / `assoc,NAME` (env_parallel's parset):
   /// each job's standard output (in order, -k) as shell code setting
   /// the variables NAME..., the array NAME or the associative array NAME.

@@ -153,3 +153,32 @@ TEST_CASE("GNU parallel vs poolrun: --tee gives all the input to one "
     CHECK(run.out().empty());
   }
 }
+
+TEST_CASE("GNU parallel vs poolrun: --tmpdir holds the files and is the "
+          "commands' $TMPDIR" *
+          doctest::timeout(120)) {
+  check_same(ordered({"--tmpdir", "/", "-k", "echo {} $TMPDIR", ":::", "a",
+                      "b"}));
+  // GNU parallel's par_pipe_unneeded_procs: two blocks, two files, in the
+  // folder given (the run's own folder here).
+  auto [ours, theirs] = run_both(ordered(
+      {"--tmpdir", ".", "-j10", "--pipe", "--block", "1k", "--files", "wc"},
+      numbers(1, 500)));
+  CHECK(ours.status == theirs.status);
+  for (auto* out : {&ours.out, &theirs.out}) {
+    CAPTURE(*out);
+    auto lines = lines_of(*out);
+    CHECK(lines.size() == 2);
+    for (auto& line : lines)
+      CHECK((line.rfind("./par", 0) == 0 &&
+             line.size() > 9 && line.substr(line.size() - 4) == ".par"));
+  }
+  // A folder that is not there: said, nothing runs.
+  child_process run{poolrun_argv({"--tmpdir", "/no/such/folder", "echo",
+                                  ":::", "a"}),
+                    "", ""};
+  CHECK(run.exit_code(30s) == 255);
+  CHECK(run.err().find("--tmpdir /no/such/folder: not a folder") !=
+        std::string::npos);
+  CHECK(run.out().empty());
+}
