@@ -167,6 +167,20 @@ launch_outcome run_process(const launch_spec& spec) {
   // Remote slots always capture standard error: the marker is on it.
   if (!capture_out && spec.strip_marker && !err_pipe.open())
     return failed_pipe();
+  // The block goes into the pipe before the command starts, as far as the
+  // pipe takes it without waiting: a command that exits without reading a
+  // block that fits has not failed (GNU parallel writes it at once too);
+  // one that leaves more unread fails by SIGPIPE below, as there.
+  size_t in_done = 0;
+  if (in_pipe.fd[1] >= 0) {
+    auto fd = in_pipe.fd[1];
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    if (!spec.input->empty()) {
+      auto n = ::write(fd, spec.input->data(), spec.input->size());
+      if (n > 0)
+        in_done = static_cast<size_t>(n);
+    }
+  }
   auto start = steady::now();
   res.started_at = wall_now();
   auto pid = spawn_process(spec.argv, spec.env, in_pipe.fd[0],
@@ -190,14 +204,10 @@ launch_outcome run_process(const launch_spec& spec) {
   if (!capture_out)
     err.pass_through(STDERR_FILENO);
   int in_fd = in_pipe.fd[1];
-  size_t in_done = 0;
   bool broken_pipe = false;
-  if (in_fd >= 0) {
-    ::fcntl(in_fd, F_SETFL, ::fcntl(in_fd, F_GETFL) | O_NONBLOCK);
-    if (spec.input->empty()) {
-      ::close(in_fd);
-      in_fd = -1;
-    }
+  if (in_fd >= 0 && in_done == spec.input->size()) {
+    ::close(in_fd); // all of it in the pipe (or nothing to give)
+    in_fd = -1;
   }
   std::optional<steady::time_point> deadline;
   if (spec.timeout)

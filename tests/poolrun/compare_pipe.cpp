@@ -182,3 +182,18 @@ TEST_CASE("GNU parallel vs poolrun: --tmpdir holds the files and is the "
         std::string::npos);
   CHECK(run.out().empty());
 }
+
+TEST_CASE("GNU parallel vs poolrun: a command that reads none of a block "
+          "fails only when the block does not fit in the pipe" *
+          doctest::timeout(120)) {
+  // The block is in the pipe before the command starts, however fast it
+  // exits (before, `true` raced poolrun's first write: exit 1 now and
+  // then).
+  for (int i = 0; i < 5; ++i)
+    CHECK(check_same(ordered({"--pipe", "true"}, numbers(1, 10))).status ==
+          0);
+  // More than a pipe holds: the rest cannot be written (SIGPIPE), a
+  // failure in both.
+  CHECK(check_same(ordered({"--pipe", "true"}, numbers(1, 100000))).status ==
+        1);
+}
