@@ -60,6 +60,7 @@ void reporter::write_results(const pending_job& job, const job_result& res) {
     if (!make_dirs(job.results.substr(0, job.results.size() - 1))) {
       console::message("cannot create --results directory '" + job.results +
                        "': " + std::strerror(errno));
+      ++lost_outputs_;
       return;
     }
   } else {
@@ -76,6 +77,7 @@ void reporter::write_results(const pending_job& job, const job_result& res) {
   if (out_fd < 0 || err_fd < 0 || seq_fd < 0) {
     console::message("cannot write --results file '" + out_path +
                      "': " + std::strerror(errno));
+    ++lost_outputs_;
   } else {
     if (opts_.compress)
       write_compressed(res, out_fd, err_fd);
@@ -119,6 +121,7 @@ void reporter::emit(uint64_t seq, const held& h) {
     if (fd < 0) {
       console::message("--files: cannot create " + path + ": " +
                        std::strerror(errno));
+      ++lost_outputs_;
     } else {
       if (print_command)
         write_all(fd, res.command + "\n");

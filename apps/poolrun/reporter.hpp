@@ -35,6 +35,14 @@ public:
   /// Prints what -k still holds back, in order, gaps skipped.
   void flush_held();
 
+  /// Outputs that could not be kept where the options said (--results,
+  /// --files, a failed --compress-program), each said on standard error:
+  /// the run then ends with poolrun's own error status, as GNU parallel's
+  /// does not end 0 either.
+  size_t lost_outputs() const noexcept {
+    return lost_outputs_;
+  }
+
 private:
   struct held {
     std::optional<job_result> res;
@@ -63,6 +71,7 @@ private:
   int json_fd_ = -1;
   /// --_parset var,...: the next variable to set.
   size_t next_parset_ = 0;
+  size_t lost_outputs_ = 0;
 };
 
 } // namespace poolrun

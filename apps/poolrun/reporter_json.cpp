@@ -65,6 +65,7 @@ void reporter::write_json(uint64_t seq, const held& h) {
     if (json_fd_ < 0) {
       console::message("cannot write --results file '" + path +
                        "': " + std::strerror(errno));
+      ++lost_outputs_;
       return;
     }
   }
@@ -157,8 +158,10 @@ void reporter::write_compressed(const job_result& res, int out_fd,
     ::close(pipes[i][1]);
     int status = 0;
     if (pids[i] > 0 && ::waitpid(pids[i], &status, 0) > 0 &&
-        !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       console::message("--compress: '" + compressor_ + "' failed");
+      ++lost_outputs_;
+    }
   }
 }
 

@@ -474,7 +474,7 @@ void runner_state::finish() {
   failed += elsewhere_failed_;
   if ((skipped_failed_ > 0 || elsewhere_failed_ > 0) && !halt_.halted())
     status = static_cast<int>(std::min<size_t>(failed, 101));
-  if (own_errors_ > 0)
+  if (own_errors_ > 0 || out_->lost_outputs() > 0)
     status = own_error;
   status_set_ = true;
   cfg_.exit_status->set_value(status);

@@ -274,3 +274,26 @@ TEST_CASE("grouped output, through pipes ($TMPDIR on a disk) and through "
     CHECK(big.out().size() == 3000005);
   }
 }
+
+TEST_CASE("output that cannot be kept where the options say is said, and "
+          "the run does not end 0" *
+          doctest::timeout(60)) {
+  std::vector<std::vector<std::string>> cases{
+      {"--results", "/proc/no/such/folder", "echo", ":::", "a"},
+      {"--results", "/proc/no/such/file.json", "echo", ":::", "a"},
+      {"--results", "out", "--compress", "--compress-program",
+       "poolrun-no-such-program", "echo", ":::", "a"},
+  };
+  temp_dir dir;
+  for (auto& args : cases) {
+    CAPTURE(args[1]);
+    child_process run{poolrun_argv(args), "", dir.path};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("poolrun: ") != std::string::npos);
+  }
+  // --files where $TMPDIR cannot hold them.
+  child_process run{poolrun_argv({"--files", "echo", ":::", "a"}), "", "",
+                    {"TMPDIR=/proc/no/such/folder"}};
+  CHECK(run.exit_code(30s) == 255);
+  CHECK(run.err().find("--files: cannot create") != std::string::npos);
+}
