@@ -18,6 +18,7 @@
 #include "inputs.hpp"
 #include "secrets.hpp"
 #include "specs.hpp"
+#include "user_regex.hpp"
 
 #ifndef POOLRUN_VERSION
 #  define POOLRUN_VERSION "0"
@@ -158,7 +159,7 @@ std::string finish(run_options& o, raw_values& raw) {
                  ": or a number of lines (a regular expression only with "
                  "--pipe)");
     try {
-      std::regex check{o.header};
+      static_cast<void>(user_regex(o.header));
     } catch (const std::regex_error&) {
       return bad("--header", o.header, "a regular expression");
     }
@@ -170,7 +171,8 @@ std::string finish(run_options& o, raw_values& raw) {
     o.recend.clear(); // GNU parallel: only --recstart cuts then
   if (o.regexp) {
     try {
-      std::regex check{"(?:" + o.recend + ")(?=" + o.recstart + ")"};
+      static_cast<void>(
+          user_regex("(?:" + o.recend + ")(?=" + o.recstart + ")"));
     } catch (const std::regex_error&) {
       return bad("--recend/--recstart", o.recend + " " + o.recstart,
                  "regular expressions (with --regexp)");
@@ -265,7 +267,7 @@ std::string finish(run_options& o, raw_values& raw) {
     o.colsep = "\t"; // GNU parallel: --header splits at tabs by default
   if (!o.colsep.empty()) {
     try {
-      std::regex check{o.colsep};
+      static_cast<void>(user_regex(o.colsep));
     } catch (const std::regex_error&) {
       return bad("--colsep", o.colsep, "a regular expression");
     }

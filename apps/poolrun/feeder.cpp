@@ -20,6 +20,7 @@
 #include "perl_strings.hpp"
 #include "specs.hpp"
 #include "type_ids.hpp"
+#include "user_regex.hpp"
 
 namespace poolrun {
 
@@ -363,7 +364,7 @@ void feeder::run() {
     if (auto lines = header_lines(opts_); lines > 0)
       blocks.next_records(lines, header);
     else if (!opts_.header.empty()) // checked by the CLI
-      blocks.next_matching(std::regex{opts_.header}, header);
+      blocks.next_matching(user_regex(opts_.header), header);
     // --group-by: whole groups of lines a block.
     std::unique_ptr<group_blocks> groups;
     if (opts_.group_by > 0)

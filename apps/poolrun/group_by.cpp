@@ -1,5 +1,6 @@
 // --group-by: lines grouped by a column's value.
 #include "group_by.hpp"
+#include "user_regex.hpp"
 
 namespace poolrun {
 
@@ -8,7 +9,7 @@ group_blocks::group_blocks(pipe_blocks& lines, size_t column,
                            size_t block_size)
     : lines_(lines),
       column_(column),
-      colsep_(colsep),
+      colsep_(user_regex(colsep)),
       per_block_(per_block),
       block_size_(block_size) {
   // Nothing else.

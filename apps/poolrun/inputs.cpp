@@ -64,7 +64,7 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
   auto& filter = result->filter_;
   filter.eof = opts.eof_str;
   if (!opts.colsep.empty())
-    filter.colsep.emplace(opts.colsep); // checked by the CLI
+    filter.colsep.emplace(user_regex(opts.colsep)); // checked by the CLI
   filter.trim_left = opts.trim.find('l') != std::string::npos;
   filter.trim_right = opts.trim.find('r') != std::string::npos;
   filter.skip_empty = opts.skip_empty;
@@ -171,7 +171,7 @@ void job_inputs::add_header_names(const std::string& line, bool first) {
     trim(header_names_.back(), f.trim_left, f.trim_right);
     return;
   }
-  std::regex sep{colsep_};
+  auto sep = user_regex(colsep_);
   std::sregex_token_iterator i{line.begin(), line.end(), sep, -1};
   for (; i != std::sregex_token_iterator{}; ++i) {
     header_names_.push_back(*i);
@@ -354,7 +354,7 @@ pipe_blocks::pipe_blocks(record_reader& in, pipe_cut how)
       records_(how.records),
       in_place_(how.in_place) {
   if (how.regexp) // checked by the CLI
-    boundary_re_.emplace("(?:" + recend_ + ")(?=" + how.recstart + ")");
+    boundary_re_ = user_regex("(?:" + recend_ + ")(?=" + how.recstart + ")");
 }
 
 size_t pipe_blocks::next_cut(size_t from) const {

@@ -15,6 +15,7 @@
 #include "command_template.hpp"
 #include "options.hpp"
 #include "record_reader.hpp"
+#include "user_regex.hpp" // (inputs.cpp makes its patterns with it)
 
 namespace poolrun {
 

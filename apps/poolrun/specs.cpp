@@ -1,5 +1,6 @@
 // Option value parsers.
 #include "specs.hpp"
+#include "user_regex.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -260,7 +261,8 @@ std::string parse_parset(std::string_view text, run_options& o) {
   auto names = split_at(text, ", ");
   auto kind = names.front();
   names.erase(names.begin());
-  static const std::regex legal{"[a-zA-Z_][a-zA-Z_0-9]*(\\[[0-9]+\\])?"};
+  static const std::regex legal =
+      user_regex("[a-zA-Z_][a-zA-Z_0-9]*(\\[[0-9]+\\])?");
   for (auto& name : names)
     if (!std::regex_match(name, legal))
       return "--_parset: '" + name +

@@ -188,10 +188,12 @@ TEST_CASE("GNU parallel vs poolrun: a command that reads none of a block "
           doctest::timeout(120)) {
   // The block is in the pipe before the command starts, however fast it
   // exits (before, `true` raced poolrun's first write: exit 1 now and
-  // then).
-  for (int i = 0; i < 5; ++i)
-    CHECK(check_same(ordered({"--pipe", "true"}, numbers(1, 10))).status ==
-          0);
+  // then). GNU parallel races too on a loaded machine (it exits 1 now and
+  // then), so only poolrun is checked here.
+  for (int i = 0; i < 5; ++i) {
+    child_process run{poolrun_argv({"--pipe", "true"}), numbers(1, 10), ""};
+    CHECK(run.exit_code(30s) == 0);
+  }
   // More than a pipe holds: the rest cannot be written (SIGPIPE), a
   // failure in both.
   CHECK(check_same(ordered({"--pipe", "true"}, numbers(1, 100000))).status ==

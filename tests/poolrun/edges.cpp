@@ -297,3 +297,27 @@ TEST_CASE("output that cannot be kept where the options say is said, and "
   CHECK(run.exit_code(30s) == 255);
   CHECK(run.err().find("--files: cannot create") != std::string::npos);
 }
+
+TEST_CASE("a user's regular expression on a long line neither crashes nor "
+          "backtracks for ever" *
+          doctest::timeout(60)) {
+  // The backtracking executor recursed once per character (SIGSEGV from
+  // about 30,000) and took exponential time on `(a*)*b`.
+  auto spaces = "x" + std::string(200000, ' ') + "y\n";
+  child_process split{poolrun_argv({"-C", " +", "echo", "{2}"}), spaces, ""};
+  CHECK(split.exit_code(30s) == 0);
+  CHECK(split.out() == "y\n");
+  child_process nested{poolrun_argv({"-C", "(a*)*b", "echo", "{1}"}),
+                       std::string(40, 'a') + "\n", ""};
+  CHECK(nested.exit_code(30s) == 0);
+  CHECK(nested.out() == std::string(40, 'a') + "\n");
+  child_process header{poolrun_argv({"--header", ".*", "--pipe", "wc", "-c"}),
+                       std::string(100000, 'h') + "\n1\n", ""};
+  CHECK(header.exit_code(30s) == 0);
+  CHECK(header.out().find("100003") != std::string::npos);
+  child_process records{
+      poolrun_argv({"-k", "--pipe", "--regexp", "--recend", "a+", "wc", "-c"}),
+      std::string(100000, 'a') + "\n", ""};
+  CHECK(records.exit_code(30s) == 0);
+  CHECK(records.out() == "100000\n1\n");
+}
