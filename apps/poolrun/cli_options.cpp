@@ -26,7 +26,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
     });
   };
   const std::string input = "Input";
-  app.add_option("-a,--arg-file", raw.arg_files,
+  app.add_option("-a,--arg-file,--argfile", raw.arg_files,
                  "read arguments from FILE ('-': standard input); repeatable")->type_name("FILE")
       ->allow_extra_args(false)
       ->group(input);
@@ -38,10 +38,10 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("-d,--delimiter", raw.delimiter,
                      "records end with DELIM (\\n \\t \\0 escapes)")->type_name("DELIM"))
       ->group(input);
-  count(app.add_option("-n,--max-args", raw.max_args, "N arguments per command")
+  count(app.add_option("-n,--max-args,--maxargs", raw.max_args, "N arguments per command")
             ->type_name("N"))
       ->group(input);
-  count(app.add_option("-N,--max-replace-args", raw.exact_args,
+  count(app.add_option("-N,--max-replace-args,--maxreplaceargs", raw.exact_args,
                        "N arguments per command; {1}..{N} each one")
             ->type_name("N"))
       ->group(input);
@@ -77,7 +77,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->type_name("'TAG PERL'")
       ->allow_extra_args(false)
       ->group(input);
-  app.add_option("--tmpl", raw.tmpl,
+  app.add_option("--tmpl,--template", raw.tmpl,
                  "FILE=NAME: FILE with its replacement strings filled in "
                  "written to NAME before each command; repeatable")
       ->type_name("FILE=NAME")
@@ -92,7 +92,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("-E,-e,--eof", o.eof_str,
                      "input ends at a record equal to STR")->type_name("STR"))
       ->group(input);
-  one(app.add_option("-C,--colsep", o.colsep,
+  one(app.add_option("-C,--colsep,--col-sep", o.colsep,
                      "split records into columns {1} {2}... at REGEX")->type_name("REGEX"))
       ->group(input);
   one(app.add_option("--trim", o.trim,
@@ -100,7 +100,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "--colsep)")->type_name("n|l|r|lr"))
       ->group(input);
   app.add_flag("--shuf", o.shuffle, "the jobs in random order")->group(input);
-  app.add_flag("--skip-first-line", o.skip_first_line,
+  app.add_flag("--skip-first-line,--skipfirstline", o.skip_first_line,
                "drop the first line of standard input")
       ->group(input);
   one(app.add_option("--header", o.header,
@@ -113,7 +113,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->group(input);
   app.add_flag("-m", o.multi_plain, "as many arguments as fit")
       ->group(input);
-  app.add_flag("--round-robin,--roundrobin", o.round_robin,
+  app.add_flag("--round-robin,--roundrobin,--round", o.round_robin,
                "--pipe: one command per slot, the blocks dealt out among "
                "them (all input read first)")
       ->group(input);
@@ -124,11 +124,11 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "--pipe: all the input to every command, one per argument "
                "(all at once: -j 0 unless -j is given)")
       ->group(input);
-  app.add_flag("--pipepart", raw.pipepart,
+  app.add_flag("--pipepart,--pipe-part", raw.pipepart,
                "--pipe over the file of -a FILE (or :::: FILE), cut in "
                "place")
       ->group(input);
-  one(app.add_option("--block,--block-size", raw.block,
+  one(app.add_option("--block,--block-size,--blocksize", raw.block,
                      "--pipe block size (1M; K M G: of 1024, k m g: of "
                      "1000); --pipepart: -N: N blocks per job slot")
           ->type_name("SIZE"))
@@ -139,7 +139,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "--pipe record start (with it, --recend defaults to "
                      "none)")->type_name("STR"))
       ->group(input);
-  app.add_flag("--regexp", o.regexp,
+  app.add_flag("--regexp,--regex", o.regexp,
                "--pipe: --recend and --recstart are regular expressions "
                "(ECMAScript)")
       ->group(input);
@@ -147,12 +147,12 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "--pipe: leave out the record end and start at the block's "
                "edges")
       ->group(input);
-  count(app.add_option("-s,--max-chars", o.max_chars,
+  count(app.add_option("-s,--max-chars,--maxchars", o.max_chars,
                        "-X/-m: commands shorter than N bytes")
             ->type_name("N"))
       ->group(input);
   const std::string running = "Running";
-  one(app.add_option("-j,-P,--jobs,--max-procs", raw.jobs,
+  one(app.add_option("-j,-P,--jobs,--max-procs,--maxprocs", raw.jobs,
                      "commands at once: N, N%, +N, -N (of the cores), 0 "
                      "(256); default: cores")->type_name("N"))
       ->group(running);
@@ -174,10 +174,10 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--retry-delay", raw.retry_delay,
                      "wait D before a retry, doubling up to 30s (default: retry at once)")->type_name("D"))
       ->group(running);
-  one(app.add_option("--halt,--halt-on-error", raw.halt,
+  one(app.add_option("--halt,--halt-on-error,--haltonerror", raw.halt,
                      "stop early: soon|now,fail|success|done=N|N%")->type_name("WHEN,WHY=N"))
       ->group(running);
-  one(app.add_option("--workdir,--wd", o.workdir,
+  one(app.add_option("--workdir,--wd,--work-dir", o.workdir,
                      "local commands run in DIR ('.': here; '...': a "
                      "folder of their own, removed after)")
           ->type_name("DIR"))
@@ -187,7 +187,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                      "DIR")
           ->type_name("DIR"))
       ->group(running);
-  one(app.add_option("--process-slot-var", o.slot_var,
+  one(app.add_option("--process-slot-var,--processslotvar", o.slot_var,
                      "each command gets NAME=its job slot - 1 in its "
                      "environment")
           ->type_name("NAME"))
@@ -202,7 +202,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   app.add_flag("-q,--quote", o.quote,
                "quote the command's words (the shell sees them as given)")
       ->group(running);
-  app.add_flag("--dry-run,--dryrun", o.dry_run, "print the commands, run nothing")
+  app.add_flag("--dry-run,--dryrun,--dr", o.dry_run, "print the commands, run nothing")
       ->group(running);
   const std::string remote = "Remote";
   app.add_option("-S,--sshlogin", o.sshlogins,
@@ -217,7 +217,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->allow_extra_args(false)
       ->group(remote);
   one(app.add_option("--ssh", o.ssh, "the ssh command (ssh)")->type_name("CMD"))->group(remote);
-  app.add_option("--transferfile,--tf", o.transfer_files,
+  app.add_option("--transferfile,--tf,--transfer-file,--transfer-files,--transferfiles", o.transfer_files,
                  "copy FILE to the host first")->type_name("FILE")
       ->allow_extra_args(false)
       ->group(remote);
@@ -233,16 +233,16 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->allow_extra_args(false)
       ->group(remote);
   const std::string output = "Output";
-  app.add_flag("-k,--keep-order", o.keep_order, "outputs in input order")
+  app.add_flag("-k,--keep-order,--keeporder", o.keep_order, "outputs in input order")
       ->group(output);
   app.add_flag("--group", raw.group, "each output whole (default)")
       ->group(output);
-  app.add_flag("--line-buffer,--lb", raw.line_buffer,
+  app.add_flag("--line-buffer,--lb,--line-buffered,--linebuffer,--linebuffered", raw.line_buffer,
                "whole lines as they come")
       ->group(output);
   app.add_flag("-u,--ungroup", raw.ungroup, "output straight through")
       ->group(output);
-  app.add_flag("--files", o.files,
+  app.add_flag("--files,--output-as-files,--outputasfiles", o.files,
                "each output into a file in $TMPDIR; print its name")
       ->group(output);
   app.add_flag("-v", o.print_command,
@@ -253,7 +253,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->group(output);
   app.add_flag("--tag", o.tag, "prefix output lines with the arguments")
       ->group(output);
-  one(app.add_option("--tagstring", o.tagstring,
+  one(app.add_option("--tagstring,--tag-string", o.tagstring,
                      "prefix output lines with STR (replacement strings)")->type_name("STR"))
       ->group(output);
   one(app.add_option("--results,--result,--res", o.results,
@@ -267,10 +267,10 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
       ->group(records);
   app.add_flag("--resume", o.resume, "skip the jobs in --joblog")
       ->group(records);
-  app.add_flag("--resume-failed", o.resume_failed,
+  app.add_flag("--resume-failed,--resumefailed", o.resume_failed,
                "skip the jobs --joblog has as succeeded, rerun failed ones")
       ->group(records);
-  app.add_flag("--retry-failed", o.retry_failed,
+  app.add_flag("--retry-failed,--retryfailed", o.retry_failed,
                "run the failed commands of --joblog again (its commands)")
       ->group(records);
   one(app.add_option("--journal", o.journal,
@@ -320,8 +320,8 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
   one(app.add_option("--status-interval", raw.status_interval,
                      "off a terminal: a status line this often (10s)")->type_name("D"))
       ->group(progress);
-  app.add_flag("--version", o.version, "print the version")->group("Other");
-  app.add_flag("--will-cite,--no-notice", raw.ignored,
+  app.add_flag("-V,--version", o.version, "print the version")->group("Other");
+  app.add_flag("--will-cite,--no-notice,--willcite,--nn,--nonotice", raw.ignored,
                "accepted for GNU parallel's sake")
       ->group("Other");
   // GNU parallel compresses its own buffer files; poolrun's spool is its
@@ -330,12 +330,12 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "--results files compressed (pzstd, zstd, ..., gzip: the "
                "first found); other spooled output stays uncompressed")
       ->group("Other");
-  one(app.add_option("--compress-program", raw.compress_program,
+  one(app.add_option("--compress-program,--use-compress-program,--compressprogram,--usecompressprogram", raw.compress_program,
                      "--compress with PRG (reads standard input, writes "
                      "standard output)")
           ->type_name("PRG"))
       ->group("Other");
-  one(app.add_option("--decompress-program", raw.decompress_program,
+  one(app.add_option("--decompress-program,--use-decompress-program,--decompressprogram,--usedecompressprogram", raw.decompress_program,
                      "accepted; poolrun reads back nothing compressed")
           ->type_name("PRG"))
       ->group("Other");
@@ -348,7 +348,7 @@ void define_options(CLI::App& app, run_options& o, raw_values& raw) {
                "run the command once a slot (-j, default 1) of the "
                "semaphore --id is free, in the background")
       ->group("Other");
-  one(app.add_option("--id", o.semaphore_id, "the semaphore's name")
+  one(app.add_option("--id,--semaphore-name,--semaphorename", o.semaphore_id, "the semaphore's name")
           ->type_name("ID"))
       ->group("Other");
   app.add_flag("--fg", o.semaphore_fg, "--semaphore in the foreground")
@@ -462,6 +462,12 @@ std::string refused_option_advice(std::string_view option) {
       {"--cat", "read the block from standard input (--pipe) or save it "
                 "with cat > FILE in the command"},
       {"--sqlmaster", "use --joblog or --journal"},
+      {"--sql-master", "use --joblog or --journal"},
+      {"--sql", "use --joblog or --journal"},
+      {"--sql-worker", "use --queue postgres://..."},
+      {"--sql-and-worker", "use --queue postgres://..."},
+      {"--tmux-pane", "watch the jobs with --line-buffer --tag, or --http"},
+      {"--ssh-delay", "use --delay"},
       {"--sqlworker", "use --queue postgres://..."},
       {"--sqlandworker", "use --queue postgres://..."},
       {"--memfree", "lower -j"},

@@ -359,7 +359,7 @@ void feeder::run() {
     pipe_blocks blocks{in, std::move(how)};
     std::string header; // --header: before every block
     if (opts_.skip_first_line)
-      blocks.next_records(1, header);
+      blocks.skip_line();
     header.clear();
     if (auto lines = header_lines(opts_); lines > 0)
       blocks.next_records(lines, header);

@@ -157,6 +157,19 @@ public:
   /// (--header REGEX), taken off it; false if it matches nothing there.
   bool next_matching(const std::regex& pattern, std::string& out);
 
+  /// Takes the first line off the input, whatever ends a record
+  /// (--skip-first-line).
+  void skip_line() {
+    std::string more;
+    while (!eof_ && carry_.find('\n') == std::string::npos) {
+      if (!in_.read_raw(more, block_))
+        eof_ = true;
+      carry_ += more;
+    }
+    auto end = carry_.find('\n');
+    carry_.erase(0, end == std::string::npos ? end : end + 1);
+  }
+
   /// The next `n` records into `out` (--header); false at the end.
   bool next_records(size_t n, std::string& out) {
     auto saved = records_;

@@ -270,3 +270,30 @@ TEST_CASE("GNU parallel vs poolrun: --results X.json writes a JSON line per "
   CHECK(a.out.empty());
   CHECK(normalized(a.files["x.json"]) == normalized(b.files["x.json"]));
 }
+
+TEST_CASE("GNU parallel vs poolrun: GNU parallel's other spellings of "
+          "options" *
+          doctest::timeout(120)) {
+  check_same(ordered({"--keeporder", "--maxprocs", "2", "--col-sep", ",",
+                      "--tag-string", "x", "echo", "{2}", ":::", "a,b",
+                      "c,d"}));
+  check_same(ordered({"--keeporder", "--maxargs", "2", "--dr", "echo", ":::",
+                      "1", "2", "3"}));
+  auto part = ordered({"-k", "--linebuffered", "--blocksize", "4",
+                       "--pipe-part", "--argfile", "f", "cat"});
+  part.given = {{"f", "1\n2\n3\n4\n5\n"}};
+  check_same(part);
+  check_same(ordered({"-k", "--skipfirstline", "--regex", "--pipe",
+                      "--recend", "[,;]", "--block", "1", "cat"},
+                     "skip\na,b;c"));
+  // GNU parallel's other spellings of options poolrun leaves out get the
+  // same advice.
+  for (auto* option : {"--sql-master", "--tmux-pane", "--ssh-delay"}) {
+    CAPTURE(option);
+    child_process run{poolrun_argv({option, "1", "echo", ":::", "a"}), "",
+                      ""};
+    CHECK(run.exit_code(30s) == 255);
+    CHECK(run.err().find("is not supported by poolrun: ") !=
+          std::string::npos);
+  }
+}
