@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "perl_expr.hpp"
 #include "specs.hpp"
@@ -446,6 +447,17 @@ std::string finish_replacement_strings(run_options& o, raw_values& raw) {
         tag, end == std::string::npos ? std::string{} : rpl.substr(end + 1));
   }
   return {};
+}
+
+bool needs_value(const std::string& option) {
+  // An empty value of these is an error, not their default.
+  static const std::set<std::string> names{
+      "--trim",          "--jobs",          "--timeout", "--retry-delay",
+      "--halt",          "--tmpdir",        "--nice",    "--_parset",
+      "--journal",       "--queue",         "--queue-name", "--delay",
+      "--queue-outage",  "--http",          "--http-token-file",
+      "--status-interval"};
+  return names.count(option) > 0;
 }
 
 std::string refused_option_advice(std::string_view option) {

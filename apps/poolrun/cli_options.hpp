@@ -66,6 +66,10 @@ struct raw_values {
   bool nonall = false;
 };
 
+/// Whether an empty value of `option` (its first long name, as CLI11's
+/// `get_name` gives it) is an error rather than its default.
+bool needs_value(const std::string& option);
+
 /// For a GNU parallel option poolrun has not: that it is not supported
 /// and what to use instead; "" for any other word.
 std::string refused_option_advice(std::string_view option);

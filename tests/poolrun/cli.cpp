@@ -252,3 +252,18 @@ TEST_CASE("GNU parallel's options poolrun leaves out are named with what "
   CHECK(parse({"--joblog", "+log", "echo"}).options.joblog_append);
   CHECK(parse({"--joblog", "+log", "echo"}).options.joblog == "log");
 }
+
+TEST_CASE("an empty value where only a real one means something is an "
+          "error, not the default" *
+          doctest::timeout(10)) {
+  for (auto* option : {"--halt", "-j", "-P", "--timeout", "--trim", "--nice",
+                       "--tmpdir", "--delay", "--retry-delay", "--journal",
+                       "--queue", "--status-interval"}) {
+    CAPTURE(option);
+    auto p = parse({option, "", "echo"});
+    CHECK(p.error.find(": an empty value; give one") != std::string::npos);
+  }
+  // Where GNU parallel gives the empty value a meaning, it keeps it.
+  CHECK(parse({"--recend", "", "--pipe", "cat"}).error.empty());
+  CHECK(parse({"--tagstring", "", "echo", ":::", "a"}).error.empty());
+}
