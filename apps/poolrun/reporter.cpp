@@ -49,7 +49,17 @@ std::string reporter::open_joblog(bool append) {
   return joblog_.open(opts_.joblog, append);
 }
 
-void reporter::write_results(const pending_job& job, const job_result& res) {
+void reporter::write_results(const pending_job& job_in,
+                             const job_result& res) {
+  // {%} in the --results path: the slot the job ran in.
+  const pending_job* filled = &job_in;
+  pending_job copy;
+  if (job_in.results.find(slot_mark) != std::string::npos) {
+    copy = job_in;
+    copy.results = fill_slot(copy.results, res.slot);
+    filled = &copy;
+  }
+  auto& job = *filled;
   std::string out_path;
   std::string err_path;
   std::string seq_path;

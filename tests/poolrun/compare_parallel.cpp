@@ -297,3 +297,12 @@ TEST_CASE("GNU parallel vs poolrun: GNU parallel's other spellings of "
           std::string::npos);
   }
 }
+
+TEST_CASE("GNU parallel vs poolrun: {%} in a --results path is the job's "
+          "slot" *
+          doctest::timeout(60)) {
+  auto inv = ordered({"--results", "rs/{%}/x", "echo", ":::", "a"});
+  inv.files = {"rs/1/x", "rs/1/x.seq"};
+  auto ours = check_same(inv);
+  CHECK(ours.files["rs/1/x"] == "a\n");
+}
