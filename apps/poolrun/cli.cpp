@@ -401,11 +401,11 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     result.error = err.what();
     return result;
   }
-  for (auto* opt : app.get_options()) // (GNU parallel's words for its own)
-    for (auto& value : opt->results())
-      if (value.empty() && needs_value(opt->get_name()))
-        return {o, opt->get_name() + ": an empty value; give one",
-                raw.profiles};
+  for (auto* opt : app.get_options()) // the value that counts: the last
+    if (!opt->results().empty() && opt->results().back().empty() &&
+        needs_value(opt->get_name()))
+      return {o, opt->get_name() + ": an empty value; give one",
+              raw.profiles};
   result.profiles = raw.profiles;
   auto rest = app.remaining();
   if (!rest.empty() && rest.front() == "--")

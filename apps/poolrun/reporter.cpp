@@ -49,37 +49,31 @@ std::string reporter::open_joblog(bool append) {
   return joblog_.open(opts_.joblog, append);
 }
 
-void reporter::write_results(const pending_job& job_in,
-                             const job_result& res) {
+void reporter::write_results(const pending_job& job, const job_result& res) {
   // {%} in the --results path: the slot the job ran in.
-  const pending_job* filled = &job_in;
-  pending_job copy;
-  if (job_in.results.find(slot_mark) != std::string::npos) {
-    copy = job_in;
-    copy.results = fill_slot(copy.results, res.slot);
-    filled = &copy;
-  }
-  auto& job = *filled;
+  auto results = job.results.find(slot_mark) == std::string::npos
+                     ? job.results
+                     : fill_slot(job.results, res.slot);
   std::string out_path;
   std::string err_path;
   std::string seq_path;
   if (job.results_dir) {
-    out_path = job.results + "stdout";
-    err_path = job.results + "stderr";
-    seq_path = job.results + "seq";
-    if (!make_dirs(job.results.substr(0, job.results.size() - 1))) {
-      console::message("cannot create --results directory '" + job.results +
+    out_path = results + "stdout";
+    err_path = results + "stderr";
+    seq_path = results + "seq";
+    if (!make_dirs(results.substr(0, results.size() - 1))) {
+      console::message("cannot create --results directory '" + results +
                        "': " + std::strerror(errno));
       ++lost_outputs_;
       return;
     }
   } else {
-    out_path = job.results;
-    err_path = job.results + ".err";
-    seq_path = job.results + ".seq";
-    auto slash = job.results.rfind('/');
+    out_path = results;
+    err_path = results + ".err";
+    seq_path = results + ".seq";
+    auto slash = results.rfind('/');
     if (slash != std::string::npos && slash > 0)
-      make_dirs(job.results.substr(0, slash));
+      make_dirs(results.substr(0, slash));
   }
   auto out_fd = create_file(out_path);
   auto err_fd = create_file(err_path);

@@ -117,7 +117,8 @@ std::string read_env_prelude(std::string& prelude) {
 
 /// Fewer local job slots when the file handle limit (ulimit -n) leaves
 /// no room for more, as GNU parallel does: a starting command holds up to
-/// 6 (its pipes, a pidfd, spool files), poolrun itself 10.
+/// 8 (its pipes, with the writing ends of standard output and error kept
+/// until it exits, a pidfd, spool files), poolrun itself 10.
 void fit_file_handles(const std::vector<sshlogin>& logins, jobs_spec& jobs) {
   struct rlimit limit;
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 ||
@@ -126,7 +127,7 @@ void fit_file_handles(const std::vector<sshlogin>& logins, jobs_spec& jobs) {
                    [](const sshlogin& x) { return x.local(); }))
     return;
   auto handles = static_cast<size_t>(limit.rlim_cur);
-  auto room = handles > 16 ? (handles - 10) / 6 : size_t{1};
+  auto room = handles > 18 ? (handles - 10) / 8 : size_t{1};
   auto wanted = jobs.slots(
       static_cast<size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
   if (wanted <= room)

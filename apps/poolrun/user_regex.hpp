@@ -11,9 +11,10 @@ namespace poolrun {
 /// matched (`--colsep ' +'` on a line of 30,000 spaces overflowed the stack,
 /// SIGSEGV) and took exponential time on a pattern such as `(a*)*b` (20
 /// characters ran for minutes; GNU parallel: 0.1 s). The polynomial
-/// (Thompson NFA) executor recurses only as deep as the pattern is large and
-/// takes time in line length × pattern size; a match found there is the
-/// longest at the leftmost start. It takes no back-reference: a pattern with
+/// (Thompson NFA) executor recurses only as deep as the pattern is large;
+/// a search takes time in line length × pattern size per start tried (so
+/// up to the square of the line's length for a pattern that fails often);
+/// a match found there is the longest at the leftmost start. It takes no back-reference: a pattern with
 /// one keeps the backtracking executor. Throws `std::regex_error` for a
 /// pattern that is not one.
 inline std::regex user_regex(const std::string& text) {
@@ -21,7 +22,10 @@ inline std::regex user_regex(const std::string& text) {
     return std::regex{text, std::regex::ECMAScript |
                                 std::regex_constants::__polynomial};
   } catch (const std::regex_error& e) {
-    if (e.code() != std::regex_constants::error_backref)
+    // libstdc++ 12 says error_complexity ("Unexpected back-reference in
+    // polynomial mode"); a malformed pattern throws again below.
+    if (e.code() != std::regex_constants::error_complexity &&
+        e.code() != std::regex_constants::error_backref)
       throw;
   }
   return std::regex{text};

@@ -267,3 +267,11 @@ TEST_CASE("an empty value where only a real one means something is an "
   CHECK(parse({"--recend", "", "--pipe", "cat"}).error.empty());
   CHECK(parse({"--tagstring", "", "echo", ":::", "a"}).error.empty());
 }
+
+TEST_CASE("an empty value given before a real one is overridden, not an "
+          "error" *
+          doctest::timeout(10)) {
+  // As from $PARALLEL or a profile, then the command line.
+  CHECK(parse({"--halt", "", "--halt", "now,fail=1", "echo"}).error.empty());
+  CHECK(!parse({"--halt", "now,fail=1", "--halt", "", "echo"}).error.empty());
+}

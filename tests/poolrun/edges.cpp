@@ -321,3 +321,12 @@ TEST_CASE("a user's regular expression on a long line neither crashes nor "
   CHECK(records.exit_code(30s) == 0);
   CHECK(records.out() == "100000\n1\n");
 }
+
+TEST_CASE("a --colsep with a back-reference still splits (it keeps the "
+          "backtracking executor)" *
+          doctest::timeout(30)) {
+  child_process run{poolrun_argv({"--colsep", "(a)\\1", "echo", "{1}-{2}"}),
+                    "xaay\n", ""};
+  CHECK(run.exit_code(20s) == 0);
+  CHECK(run.out() == "x-y\n");
+}
