@@ -1,5 +1,6 @@
 // --group-by: lines grouped by a column's value.
 #include "group_by.hpp"
+
 #include "user_regex.hpp"
 
 namespace poolrun {

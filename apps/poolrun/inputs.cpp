@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "console.hpp"
+#include "user_regex.hpp"
 
 namespace poolrun {
 
@@ -60,7 +61,6 @@ std::unique_ptr<job_inputs> job_inputs::open(const run_options& opts,
   }
   std::unique_ptr<job_inputs> result{new job_inputs};
   result->group_ = std::move(group);
-  result->colsep_ = opts.colsep;
   auto& filter = result->filter_;
   filter.eof = opts.eof_str;
   if (!opts.colsep.empty())
@@ -166,13 +166,12 @@ void job_inputs::add_header_names(const std::string& line, bool first) {
     return; // further header lines are skipped
   // Names are trimmed as values are (a "\r\n" line end: GNU parallel).
   auto& f = filter_;
-  if (colsep_.empty()) {
+  if (!f.colsep) {
     header_names_.push_back(line);
     trim(header_names_.back(), f.trim_left, f.trim_right);
     return;
   }
-  auto sep = user_regex(colsep_);
-  std::sregex_token_iterator i{line.begin(), line.end(), sep, -1};
+  std::sregex_token_iterator i{line.begin(), line.end(), *f.colsep, -1};
   for (; i != std::sregex_token_iterator{}; ++i) {
     header_names_.push_back(*i);
     trim(header_names_.back(), f.trim_left, f.trim_right);

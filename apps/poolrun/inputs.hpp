@@ -15,7 +15,6 @@
 #include "command_template.hpp"
 #include "options.hpp"
 #include "record_reader.hpp"
-#include "user_regex.hpp" // (inputs.cpp makes its patterns with it)
 
 namespace poolrun {
 
@@ -92,7 +91,6 @@ private:
 
   grouping group_;
   record_filter filter_;
-  std::string colsep_;
   std::vector<std::string> header_names_;
   /// The first group, streamed from `stream_` when it is one file.
   std::unique_ptr<record_reader> stream_;

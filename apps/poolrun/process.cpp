@@ -225,15 +225,11 @@ launch_outcome run_process(const launch_spec& spec) {
   // wake-ups per `true` command measured). What is in the pipes then is
   // read without waiting, as for a process left in the background.
   // Without one, the pipes' end is the first sign of the exit.
-  auto close_writing_ends = [&] {
-    for (auto* fd : {&out_pipe.fd[1], &err_pipe.fd[1]})
-      if (*fd >= 0) {
-        ::close(*fd);
-        *fd = -1;
-      }
-  };
-  if (pidfd < 0)
-    close_writing_ends();
+  for (auto* fd : {&out_pipe.fd[1], &err_pipe.fd[1]})
+    if (pidfd < 0 && *fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
   int out_fd = out_pipe.fd[0];
   int err_fd = err_pipe.fd[0];
   bool marker_seen = false;

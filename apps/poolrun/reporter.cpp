@@ -49,6 +49,11 @@ std::string reporter::open_joblog(bool append) {
   return joblog_.open(opts_.joblog, append);
 }
 
+void reporter::lost(const std::string& why) {
+  console::message(why);
+  ++lost_outputs_;
+}
+
 void reporter::write_results(const pending_job& job, const job_result& res) {
   // {%} in the --results path: the slot the job ran in.
   auto results = job.results.find(slot_mark) == std::string::npos
@@ -62,9 +67,8 @@ void reporter::write_results(const pending_job& job, const job_result& res) {
     err_path = results + "stderr";
     seq_path = results + "seq";
     if (!make_dirs(results.substr(0, results.size() - 1))) {
-      console::message("cannot create --results directory '" + results +
-                       "': " + std::strerror(errno));
-      ++lost_outputs_;
+      lost("cannot create --results directory '" + results +
+           "': " + std::strerror(errno));
       return;
     }
   } else {
@@ -79,9 +83,8 @@ void reporter::write_results(const pending_job& job, const job_result& res) {
   auto err_fd = create_file(err_path);
   auto seq_fd = create_file(seq_path);
   if (out_fd < 0 || err_fd < 0 || seq_fd < 0) {
-    console::message("cannot write --results file '" + out_path +
-                     "': " + std::strerror(errno));
-    ++lost_outputs_;
+    lost("cannot write --results file '" + out_path +
+         "': " + std::strerror(errno));
   } else {
     if (opts_.compress)
       write_compressed(res, out_fd, err_fd);
@@ -123,9 +126,7 @@ void reporter::emit(uint64_t seq, const held& h) {
                        "/parXXXXXX.par";
     auto fd = ::mkstemps(path.data(), 4);
     if (fd < 0) {
-      console::message("--files: cannot create " + path + ": " +
-                       std::strerror(errno));
-      ++lost_outputs_;
+      lost("--files: cannot create " + path + ": " + std::strerror(errno));
     } else {
       if (print_command)
         write_all(fd, res.command + "\n");

@@ -44,6 +44,9 @@ public:
   }
 
 private:
+  /// Says `why` an output was lost, and counts it.
+  void lost(const std::string& why);
+
   struct held {
     std::optional<job_result> res;
     std::string tag;

@@ -63,9 +63,8 @@ void reporter::write_json(uint64_t seq, const held& h) {
                    : ::open(path.c_str(),
                             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (json_fd_ < 0) {
-      console::message("cannot write --results file '" + path +
-                       "': " + std::strerror(errno));
-      ++lost_outputs_;
+      lost("cannot write --results file '" + path +
+           "': " + std::strerror(errno));
       return;
     }
   }
@@ -158,10 +157,8 @@ void reporter::write_compressed(const job_result& res, int out_fd,
     ::close(pipes[i][1]);
     int status = 0;
     if (pids[i] > 0 && ::waitpid(pids[i], &status, 0) > 0 &&
-        !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-      console::message("--compress: '" + compressor_ + "' failed");
-      ++lost_outputs_;
-    }
+        !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      lost("--compress: '" + compressor_ + "' failed");
   }
 }
 

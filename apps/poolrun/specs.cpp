@@ -1,6 +1,5 @@
 // Option value parsers.
 #include "specs.hpp"
-#include "user_regex.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,6 +10,8 @@
 #include <vector>
 
 #include <unistd.h>
+
+#include "user_regex.hpp"
 
 namespace poolrun {
 

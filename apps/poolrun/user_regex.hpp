@@ -14,9 +14,9 @@ namespace poolrun {
 /// (Thompson NFA) executor recurses only as deep as the pattern is large;
 /// a search takes time in line length × pattern size per start tried (so
 /// up to the square of the line's length for a pattern that fails often);
-/// a match found there is the longest at the leftmost start. It takes no back-reference: a pattern with
-/// one keeps the backtracking executor. Throws `std::regex_error` for a
-/// pattern that is not one.
+/// a match found there is the longest at the leftmost start. It takes no
+/// back-reference: a pattern with one keeps the backtracking executor.
+/// Throws `std::regex_error` for a pattern that is not one.
 inline std::regex user_regex(const std::string& text) {
   try {
     return std::regex{text, std::regex::ECMAScript |
